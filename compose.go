@@ -1,0 +1,180 @@
+package retry
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// Take returns the first n delays of s: n retries, so at most n+1 attempts.
+// If s has fewer than n delays, Take returns all of them. Take(0) is empty and
+// never ranges over s. Take does not draw the (n+1)-th delay, so it consumes no
+// randomness beyond what it yields.
+//
+// Take panics if n is negative or s is nil.
+func (s Schedule) Take(n int) Schedule {
+	mustSchedule("Take", s)
+	if n < 0 {
+		panic("retry: Take: negative count " + strconv.Itoa(n))
+	}
+	return func(yield func(time.Duration) bool) {
+		if n == 0 {
+			return
+		}
+		i := 0
+		for d := range s {
+			if !yield(d) {
+				return
+			}
+			if i++; i == n {
+				return
+			}
+		}
+	}
+}
+
+// Cap returns s with every delay above limit replaced by limit: min(d, limit).
+// A jitter combinator placed after Cap draws below the cap; one placed before
+// it has its large draws clamped to the cap.
+//
+// Cap panics if limit is negative or s is nil.
+func (s Schedule) Cap(limit time.Duration) Schedule {
+	mustSchedule("Cap", s)
+	mustNonNegative("Cap", "limit", limit)
+	return func(yield func(time.Duration) bool) {
+		for d := range s {
+			if !yield(min(d, limit)) {
+				return
+			}
+		}
+	}
+}
+
+// AtLeast returns s with every delay below floor replaced by floor:
+// max(d, floor). Placed after FullJitter it keeps a random draw from being
+// uselessly short.
+//
+// AtLeast panics if floor is negative or s is nil.
+func (s Schedule) AtLeast(floor time.Duration) Schedule {
+	mustSchedule("AtLeast", s)
+	mustNonNegative("AtLeast", "floor", floor)
+	return func(yield func(time.Duration) bool) {
+		for d := range s {
+			if !yield(max(d, floor)) {
+				return
+			}
+		}
+	}
+}
+
+// FullJitter returns s with every delay d replaced by a uniformly distributed
+// random delay in [0, d]. It spreads clients over the whole interval and is
+// the jitter that minimises contention in AWS's measurements; its mean is d/2.
+//
+// src supplies the randomness; nil means math/rand/v2's goroutine-safe
+// generator. Draws from a non-nil src are serialized by a lock of this
+// package, so one src may feed several schedules ranged by many goroutines
+// at once (as long as nothing else draws from it concurrently), and a seeded
+// source gives the same sequence on every run. A *rand.Rand is a valid src.
+//
+// FullJitter panics if s is nil.
+func (s Schedule) FullJitter(src rand.Source) Schedule {
+	mustSchedule("FullJitter", s)
+	r := source{src}
+	return func(yield func(time.Duration) bool) {
+		for d := range s {
+			if !yield(time.Duration(r.upTo(uint64(d)))) {
+				return
+			}
+		}
+	}
+}
+
+// EqualJitter returns s with every delay d replaced by d/2 plus a uniformly
+// distributed random delay in [0, d/2]: it keeps at least half of each delay
+// and randomizes the rest. The result lies in [d/2, d]. src is used as in
+// FullJitter.
+//
+// EqualJitter panics if s is nil.
+func (s Schedule) EqualJitter(src rand.Source) Schedule {
+	mustSchedule("EqualJitter", s)
+	r := source{src}
+	return func(yield func(time.Duration) bool) {
+		for d := range s {
+			half := d / 2
+			if !yield(half + time.Duration(r.upTo(uint64(d-half)))) {
+				return
+			}
+		}
+	}
+}
+
+// Jitter returns s with every delay d replaced by a uniformly distributed
+// random delay in [d·(1−factor), d·(1+factor)], saturating at the largest
+// Duration: Jitter(0.2, nil) is the ±20% of gRPC's connection backoff. The
+// result can exceed a Cap placed before it by the factor; place Cap after
+// Jitter for a hard bound. A factor of 0 returns the delays unchanged. src is
+// used as in FullJitter.
+//
+// Jitter panics if factor is NaN or outside [0, 1], or if s is nil.
+func (s Schedule) Jitter(factor float64, src rand.Source) Schedule {
+	mustSchedule("Jitter", s)
+	if !(factor >= 0 && factor <= 1) {
+		panic("retry: Jitter: factor " + strconv.FormatFloat(factor, 'g', -1, 64) + " is outside [0, 1]")
+	}
+	r := source{src}
+	return func(yield func(time.Duration) bool) {
+		for d := range s {
+			spread := min(fromFloat(float64(d)*factor), d)
+			lo, hi := d-spread, addSat(d, spread)
+			if !yield(lo + time.Duration(r.upTo(uint64(hi-lo)))) {
+				return
+			}
+		}
+	}
+}
+
+// Then returns the delays of s followed by those of next. If s is infinite,
+// next is never reached. Then ranges next only once s has ended.
+//
+// Then panics if s or next is nil.
+func (s Schedule) Then(next Schedule) Schedule {
+	mustSchedule("Then", s)
+	mustSchedule("Then", next)
+	return func(yield func(time.Duration) bool) {
+		for d := range s {
+			if !yield(d) {
+				return
+			}
+		}
+		for d := range next {
+			if !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// Within returns the delays of s for as long as their running sum stays
+// within total, and stops before the first delay that would make it exceed
+// total. It bounds the time spent waiting, not the time spent in attempts;
+// use a context deadline to bound the whole call. Within(0) keeps only
+// leading zero delays.
+//
+// Within panics if total is negative or s is nil.
+func (s Schedule) Within(total time.Duration) Schedule {
+	mustSchedule("Within", s)
+	mustNonNegative("Within", "total", total)
+	return func(yield func(time.Duration) bool) {
+		var sum time.Duration
+		for d := range s {
+			if d > total-sum {
+				return
+			}
+			sum += d
+			if !yield(d) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package retry
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// ErrExhausted is the reason of an *Error returned because the Schedule ran
+// out of delays: errors.Is(err, ErrExhausted) reports it.
+var ErrExhausted = errors.New("retry: schedule exhausted")
+
+// ErrBudgetExhausted is the reason of an *Error returned because a Budget
+// refused a retry: errors.Is(err, ErrBudgetExhausted) reports it.
+var ErrBudgetExhausted = errors.New("retry: budget exhausted")
+
+// Error is the error Retry and Do return when they give up on an error that
+// was retryable: the schedule ran out (ErrExhausted), the context ended or its
+// deadline would pass during the next wait (context.Canceled,
+// context.DeadlineExceeded or the context's cause), or a Budget refused the
+// retry (ErrBudgetExhausted).
+//
+// An *Error unwraps to both the reason and the last error, so
+// errors.Is(err, ErrExhausted) and errors.Is(err, yourErr) both hold. Errors
+// that were not retried (Permanent, rejected by If) are returned as they are,
+// not wrapped in an *Error.
+type Error struct {
+	// Attempts is the number of times fn was called; 0 if the context was
+	// done before the first attempt.
+	Attempts int
+	// Last is the error of the last attempt, without the Permanent,
+	// RetryAfter or RetryAt marker; nil if there was no attempt. Retry keeps
+	// no earlier errors.
+	Last error
+
+	reason error
+}
+
+// Error describes the reason and the last error, as in
+// "retry: gave up after 3 attempts: schedule exhausted: last error: EOF".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("retry: gave up after ")
+	b.WriteString(strconv.Itoa(e.Attempts))
+	if e.Attempts == 1 {
+		b.WriteString(" attempt")
+	} else {
+		b.WriteString(" attempts")
+	}
+	if e.reason != nil {
+		b.WriteString(": ")
+		b.WriteString(strings.TrimPrefix(e.reason.Error(), "retry: "))
+	}
+	if e.Last != nil {
+		b.WriteString(": last error: ")
+		b.WriteString(e.Last.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the reason and the last error, for errors.Is and errors.As.
+func (e *Error) Unwrap() []error {
+	switch {
+	case e.reason == nil:
+		return []error{e.Last}
+	case e.Last == nil:
+		return []error{e.reason}
+	}
+	return []error{e.reason, e.Last}
+}
+
+// Permanent marks err as not worth retrying: Retry and Do stop at once and
+// return err without the marker (as the same error value, not an *Error).
+// errors.Is and errors.As see through the marker. Permanent(nil) is nil, and
+// marking an already permanent error returns it unchanged.
+//
+// Permanent takes precedence over everything else: over If, over
+// AttemptTimeout, and over RetryAfter or RetryAt in the same chain.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*permanentError); ok {
+		return err
+	}
+	return &permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// markers returns whether err's tree holds a Permanent marker and the first
+// pushback marker in depth-first order. It walks the tree by hand instead of
+// calling errors.As, which would allocate on every failed attempt.
+func markers(err error) (permanent bool, pb *pushbackError) {
+	for err != nil {
+		switch e := err.(type) {
+		case *permanentError:
+			return true, pb
+		case *pushbackError:
+			if pb == nil {
+				pb = e
+			}
+			err = e.err
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				p, b := markers(inner)
+				if pb == nil {
+					pb = b
+				}
+				if p {
+					return true, pb
+				}
+			}
+			return false, pb
+		default:
+			return false, pb
+		}
+	}
+	return false, pb
+}
+
+// unmark strips the markers this package wraps around the top of err.
+func unmark(err error) error {
+	for {
+		switch e := err.(type) {
+		case *permanentError:
+			err = e.err
+		case *pushbackError:
+			err = e.err
+		default:
+			return err
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package retry
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A FakeClock is a Clock for tests whose time moves only when told to: Sleep
+// advances it at once by the requested duration instead of waiting, and
+// records the duration, so a test of code that retries checks every wait in
+// zero real time.
+//
+// A FakeClock is safe for concurrent use. Its record of sleeps grows by one
+// Duration per Sleep.
+type FakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+// NewFakeClock returns a FakeClock whose Now is start.
+func NewFakeClock(start time.Time) *FakeClock {
+	return &FakeClock{now: start}
+}
+
+// Now returns the fake current time.
+func (c *FakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Sleep records d and advances the clock by d at once, without waiting. If
+// ctx is already done it returns ctx's error and neither records nor
+// advances. A negative d is recorded and does not move the clock.
+func (c *FakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	if d > 0 {
+		c.now = c.now.Add(d)
+	}
+	return nil
+}
+
+// Advance moves the clock forward by d (backward if d is negative) without
+// recording a sleep, as if time passed outside any Sleep.
+func (c *FakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Sleeps returns a copy of the durations passed to Sleep, in order; nil if
+// Sleep was never called.
+func (c *FakeClock) Sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sleeps)
+}

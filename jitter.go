@@ -1,0 +1,79 @@
+package retry
+
+import (
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// DecorrelatedJitter returns the infinite Schedule of AWS's "decorrelated
+// jitter": each delay is drawn uniformly from [base, 3·previous] and capped
+// at limit, with base standing in for the delay before the first:
+//
+//	d₀ = min(limit, uniform[base, 3·base])
+//	dᵢ = min(limit, uniform[base, 3·dᵢ₋₁])
+//
+// It grows about as fast as Exponential with a factor of 2 on average, never
+// waits less than base, and keeps clients apart without a separate jitter
+// step. Because it is capped inside the recurrence, it needs no Cap. src is
+// used as in FullJitter.
+//
+// DecorrelatedJitter panics if base is negative or limit is less than base.
+func DecorrelatedJitter(base, limit time.Duration, src rand.Source) Schedule {
+	mustNonNegative("DecorrelatedJitter", "base", base)
+	if limit < base {
+		panic("retry: DecorrelatedJitter: limit " + limit.String() + " is less than base " + base.String())
+	}
+	r := source{src}
+	return func(yield func(time.Duration) bool) {
+		d := base
+		for {
+			hi := mulSat(d, 3)
+			d = min(limit, base+time.Duration(r.upTo(uint64(hi-base))))
+			if !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// SmoothJitter returns the infinite Schedule of the smooth exponential jitter
+// that Polly (.NET) adopted as its default ("decorrelated jitter V2"). With
+// tᵢ = i + U[0,1) and f(t) = 2ᵗ·tanh(√(4t)), the i-th delay (from 0) is
+//
+//	(f(tᵢ) − f(tᵢ₋₁)) · median / 1.4, with f(t₋₁) = 0.
+//
+// The sum of the first k+1 delays is f(tₖ)·median/1.4: its median is close to
+// median·2ᵏ (0.9·median for k = 0), the sum of the first n delays always stays
+// below median·2ⁿ/1.4 ≈ 0.72·median·2ⁿ, and clients are spread evenly in time
+// instead of bunching at the boundaries of exponential steps. It needs no Cap to stay spread out (a
+// Cap would pile delays up at the limit); bound it with Take or Within. The
+// values saturate at the largest Duration once f overflows. src is used as in
+// FullJitter.
+//
+// SmoothJitter panics if median is negative.
+func SmoothJitter(median time.Duration, src rand.Source) Schedule {
+	mustNonNegative("SmoothJitter", "median", median)
+	r := source{src}
+	scale := float64(median) / 1.4
+	return func(yield func(time.Duration) bool) {
+		if median == 0 {
+			for yield(0) {
+			}
+			return
+		}
+		prev := 0.0
+		for i := 0.0; ; i++ {
+			t := i + r.float64()
+			next := math.Exp2(t) * math.Tanh(math.Sqrt(4*t))
+			d := maxDuration
+			if !math.IsInf(next, 1) {
+				d = fromFloat((next - prev) * scale)
+			}
+			if !yield(d) {
+				return
+			}
+			prev = next
+		}
+	}
+}

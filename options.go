@@ -1,0 +1,132 @@
+package retry
+
+import "time"
+
+// An Option configures one Retry or Do call. Options are made only by this
+// package (WithClock, If, OnRetry, WithBudget, MaxPushback, AttemptTimeout);
+// the zero Option does nothing. Options are plain values: they can be built
+// once and shared by any number of calls and goroutines, and building one at
+// the call site allocates nothing.
+//
+// Option is a struct with unexported fields rather than an interface: it is
+// just as closed to other packages and just as free to grow, and it needs no
+// boxing, so passing options never costs an allocation.
+type Option struct {
+	kind  optionKind
+	d     time.Duration // MaxPushback, AttemptTimeout
+	clock Clock         // WithClock
+	ref   any           // If: func(error) bool; OnRetry: func(Attempt); WithBudget: *Budget
+}
+
+type optionKind uint8
+
+const (
+	noOption optionKind = iota
+	clockOption
+	ifOption
+	onRetryOption
+	budgetOption
+	pushbackOption
+	attemptTimeoutOption
+)
+
+// WithClock returns an Option that makes Retry wait on c and read the time
+// from it, for Attempt.Elapsed, RetryAt and the context's deadline. Use a
+// FakeClock in tests; nil means the real clock, which is also the default. A
+// later WithClock replaces an earlier one.
+//
+// With a clock other than the real one, a context deadline is tracked on that
+// clock: the time left before the deadline when the first attempt fails is
+// spent as c advances, so a FakeClock that sleeps past the deadline makes
+// Retry give up exactly as the real clock would.
+func WithClock(c Clock) Option {
+	return Option{kind: clockOption, clock: c}
+}
+
+// If returns an Option that retries only the errors for which retryable
+// returns true: any other error ends the retries at once and is returned as
+// it is. retryable sees the error without the Permanent or RetryAfter marker.
+// With several If options, an error is retried only if all of them accept it.
+// Permanent errors are never retried, whatever retryable says, and an error
+// from an attempt whose own AttemptTimeout expired is always retried.
+// Without If, every error other than a Permanent one is retried.
+//
+// If panics if retryable is nil.
+func If(retryable func(error) bool) Option {
+	if retryable == nil {
+		panic("retry: If: nil function")
+	}
+	return Option{kind: ifOption, ref: retryable}
+}
+
+// OnRetry returns an Option that calls f before each wait, with the attempt
+// that failed and the delay about to be waited; only when a retry will really
+// follow, so never after the final attempt. Several OnRetry hooks all run, in
+// the order given, on the goroutine that called Retry. Use it for logging and
+// metrics; f must not block for long, since the wait starts after it returns.
+//
+// OnRetry panics if f is nil.
+func OnRetry(f func(Attempt)) Option {
+	if f == nil {
+		panic("retry: OnRetry: nil function")
+	}
+	return Option{kind: onRetryOption, ref: f}
+}
+
+// AttemptTimeout returns an Option that gives each call of fn a context that
+// ends after d, as well as when the caller's context ends; the context is
+// released as soon as fn returns. An attempt that fails after its own timeout
+// expired is retried (even if an If predicate would reject its error, though
+// not if it is Permanent); once the caller's context is done, nothing is
+// retried. The timeout runs on the real clock (contexts cannot use another
+// one); under testing/synctest that clock is fake too. A later AttemptTimeout
+// replaces an earlier one.
+//
+// AttemptTimeout panics if d is not positive.
+func AttemptTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic("retry: AttemptTimeout: timeout " + d.String() + " is not positive")
+	}
+	return Option{kind: attemptTimeoutOption, d: d}
+}
+
+// config is the result of applying a call's options.
+type config struct {
+	clock          Clock // nil: the real clock
+	budget         *Budget
+	maxPushback    time.Duration
+	attemptTimeout time.Duration
+	hasIf          bool // some option is an If
+	hasHooks       bool // some option is an OnRetry
+}
+
+// newConfig applies opts. It keeps no reference to opts, so neither the
+// options nor the config escape: a call with options allocates nothing until
+// it has to retry.
+func newConfig(opts []Option) config {
+	cfg := config{maxPushback: defaultMaxPushback}
+	for _, o := range opts {
+		switch o.kind {
+		case clockOption:
+			cfg.clock = o.clock
+		case ifOption:
+			cfg.hasIf = true
+		case onRetryOption:
+			cfg.hasHooks = true
+		case budgetOption:
+			cfg.budget = o.ref.(*Budget)
+		case pushbackOption:
+			cfg.maxPushback = o.d
+		case attemptTimeoutOption:
+			cfg.attemptTimeout = o.d
+		}
+	}
+	return cfg
+}
+
+func (c *config) now() time.Time {
+	if c.clock == nil {
+		return time.Now()
+	}
+	return c.clock.Now()
+}

@@ -1,0 +1,54 @@
+package retry
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+)
+
+// sourceMu serializes every draw from a caller's rand.Source. A rand.Source
+// such as *rand.PCG is not safe for concurrent use, yet a Schedule built on
+// one may be ranged by many goroutines at once, and one source may feed
+// several schedules. One lock for all of them is the only arrangement that is
+// race-free however sources are shared; it is uncontended in the common case,
+// and the default (a nil source) never takes it.
+var sourceMu sync.Mutex
+
+// source draws random numbers for the jitter combinators. The zero value uses
+// the runtime's goroutine-safe generator.
+type source struct {
+	src rand.Source // nil: math/rand/v2's top-level generator
+}
+
+func (s source) uint64() uint64 {
+	if s.src == nil {
+		return rand.Uint64()
+	}
+	sourceMu.Lock()
+	v := s.src.Uint64()
+	sourceMu.Unlock()
+	return v
+}
+
+// upTo returns a uniformly distributed number in [0, n]. n must not exceed
+// math.MaxInt64, so n+1 cannot overflow. It uses Lemire's multiply-and-reject
+// method, so the result is unbiased and usually costs a single draw.
+func (s source) upTo(n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	bound := n + 1
+	hi, lo := bits.Mul64(s.uint64(), bound)
+	if lo < bound {
+		threshold := -bound % bound
+		for lo < threshold {
+			hi, lo = bits.Mul64(s.uint64(), bound)
+		}
+	}
+	return hi
+}
+
+// float64 returns a uniformly distributed number in [0, 1).
+func (s source) float64() float64 {
+	return float64(s.uint64()>>11) / (1 << 53)
+}
