@@ -83,14 +83,12 @@ func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ..
 	if cfg.hasHooks {
 		start = cfg.now()
 	}
-	// The first attempt calls fn directly: wrapping it for Retry here would
-	// allocate a closure even when the call succeeds.
-	_, err, own := call(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, cfg.attemptTimeout)
+	err, own := callErr(ctx, fn, cfg.attemptTimeout)
 	if err == nil {
 		return nil
 	}
-	_, err = retryLoop(ctx, s, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, cfg, opts, start, struct{}{}, err, own)
-	return err
+	l := &loop[struct{}]{runner: runner{config: cfg, start: start, n: 1}, fnErr: fn}
+	return l.run(ctx, s, opts, err, own)
 }
 
 // call makes one attempt. With a timeout, fn gets a context that ends after
@@ -107,44 +105,68 @@ func call[T any](ctx context.Context, fn func(context.Context) (T, error), timeo
 	return v, err, err != nil && actx.Err() != nil && ctx.Err() == nil
 }
 
+// callErr is call for Do's functions.
+func callErr(ctx context.Context, fn func(context.Context) error, timeout time.Duration) (err error, own bool) {
+	if timeout == 0 {
+		return fn(ctx), false
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err = fn(actx)
+	return err, err != nil && actx.Err() != nil && ctx.Err() == nil
+}
+
 // retryLoop continues a Retry whose first attempt failed with err.
 func retryLoop[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), cfg config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
 	l := &loop[T]{runner: runner{config: cfg, start: start, n: 1}, fn: fn, v: v}
+	err = l.run(ctx, s, opts, err, own)
+	return l.v, err
+}
+
+// loop is the state of a call that retries: everything the schedule's yield
+// function touches is in it, so starting to retry costs two allocations, the
+// loop and that function, however many retries follow.
+type loop[T any] struct {
+	runner
+	fn    func(context.Context) (T, error) // Retry's
+	fnErr func(context.Context) error      // or Do's
+	v     T
+	out   error // the result, once done
+	done  bool
+}
+
+// run retries after the first attempt failed with err, and returns the error
+// to report (nil on success).
+func (l *loop[T]) run(ctx context.Context, s Schedule, opts []Option, err error, own bool) error {
 	l.collect(opts)
 	defer l.stop()
 	if l.out, l.done = l.fail(ctx, err, own); l.done {
-		return v, l.out
+		return l.out
 	}
-	for d := range s {
-		if !l.step(ctx, d) {
-			break
-		}
-	}
+	// Calling s with a yield function is what a range loop does, minus the
+	// loop-state variable the compiler would allocate for it.
+	s(func(d time.Duration) bool { return l.step(ctx, d) })
 	if !l.done {
-		l.out = l.giveUp(ErrExhausted)
+		l.out, l.done = l.giveUp(ErrExhausted), true
 	}
-	return l.v, l.out
-}
-
-// loop is the state of a Retry call that retries: everything the loop body
-// touches is in it, so ranging over the schedule costs one allocation for it
-// besides the body itself.
-type loop[T any] struct {
-	runner
-	fn   func(context.Context) (T, error)
-	v    T
-	out  error // the result once done
-	done bool
+	return l.out
 }
 
 // step waits d, makes the next attempt and reports whether to go on.
 func (l *loop[T]) step(ctx context.Context, d time.Duration) bool {
+	if l.done {
+		panic("retry: the schedule called yield again after it returned false")
+	}
 	if l.out, l.done = l.wait(ctx, d); l.done {
 		return false
 	}
 	var err error
 	var own bool
-	l.v, err, own = call(ctx, l.fn, l.attemptTimeout)
+	if l.fnErr != nil {
+		err, own = callErr(ctx, l.fnErr, l.attemptTimeout)
+	} else {
+		l.v, err, own = call(ctx, l.fn, l.attemptTimeout)
+	}
 	l.n++
 	if err == nil {
 		l.done = true

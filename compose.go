@@ -1,5 +1,14 @@
 package retry
 
+// The combinators call the inner schedule with a yield function of their own
+// instead of ranging over it: ranging costs the compiler's loop-state
+// variable on top of the closure, one more allocation per layer each time a
+// call starts retrying. Each yield function returns false as soon as its own
+// yield does. An inner schedule (possibly a caller's function) that ignores
+// the false and calls again is passed on to the consumer, whose range loop
+// panics as it does for any iterator that breaks the contract; Retry does the
+// same.
+
 import (
 	"math/rand/v2"
 	"strconv"
@@ -22,14 +31,13 @@ func (s Schedule) Take(n int) Schedule {
 			return
 		}
 		i := 0
-		for d := range s {
-			if !yield(d) {
-				return
+		s(func(d time.Duration) bool {
+			if i == n { // only an iterator that ignores false gets here
+				return false
 			}
-			if i++; i == n {
-				return
-			}
-		}
+			i++
+			return yield(d) && i < n
+		})
 	}
 }
 
@@ -42,11 +50,7 @@ func (s Schedule) Cap(limit time.Duration) Schedule {
 	mustSchedule("Cap", s)
 	mustNonNegative("Cap", "limit", limit)
 	return func(yield func(time.Duration) bool) {
-		for d := range s {
-			if !yield(min(d, limit)) {
-				return
-			}
-		}
+		s(func(d time.Duration) bool { return yield(min(d, limit)) })
 	}
 }
 
@@ -59,11 +63,7 @@ func (s Schedule) AtLeast(floor time.Duration) Schedule {
 	mustSchedule("AtLeast", s)
 	mustNonNegative("AtLeast", "floor", floor)
 	return func(yield func(time.Duration) bool) {
-		for d := range s {
-			if !yield(max(d, floor)) {
-				return
-			}
-		}
+		s(func(d time.Duration) bool { return yield(max(d, floor)) })
 	}
 }
 
@@ -82,11 +82,7 @@ func (s Schedule) FullJitter(src rand.Source) Schedule {
 	mustSchedule("FullJitter", s)
 	r := source{src}
 	return func(yield func(time.Duration) bool) {
-		for d := range s {
-			if !yield(time.Duration(r.upTo(uint64(d)))) {
-				return
-			}
-		}
+		s(func(d time.Duration) bool { return yield(time.Duration(r.upTo(uint64(d)))) })
 	}
 }
 
@@ -100,12 +96,10 @@ func (s Schedule) EqualJitter(src rand.Source) Schedule {
 	mustSchedule("EqualJitter", s)
 	r := source{src}
 	return func(yield func(time.Duration) bool) {
-		for d := range s {
+		s(func(d time.Duration) bool {
 			half := d / 2
-			if !yield(half + time.Duration(r.upTo(uint64(d-half)))) {
-				return
-			}
-		}
+			return yield(half + time.Duration(r.upTo(uint64(d-half))))
+		})
 	}
 }
 
@@ -124,13 +118,11 @@ func (s Schedule) Jitter(factor float64, src rand.Source) Schedule {
 	}
 	r := source{src}
 	return func(yield func(time.Duration) bool) {
-		for d := range s {
+		s(func(d time.Duration) bool {
 			spread := min(fromFloat(float64(d)*factor), d)
 			lo, hi := d-spread, addSat(d, spread)
-			if !yield(lo + time.Duration(r.upTo(uint64(hi-lo)))) {
-				return
-			}
-		}
+			return yield(lo + time.Duration(r.upTo(uint64(hi-lo))))
+		})
 	}
 }
 
@@ -142,15 +134,13 @@ func (s Schedule) Then(next Schedule) Schedule {
 	mustSchedule("Then", s)
 	mustSchedule("Then", next)
 	return func(yield func(time.Duration) bool) {
-		for d := range s {
-			if !yield(d) {
-				return
-			}
-		}
-		for d := range next {
-			if !yield(d) {
-				return
-			}
+		more := true
+		s(func(d time.Duration) bool {
+			more = more && yield(d)
+			return more
+		})
+		if more {
+			next(yield)
 		}
 	}
 }
@@ -166,15 +156,15 @@ func (s Schedule) Within(total time.Duration) Schedule {
 	mustSchedule("Within", s)
 	mustNonNegative("Within", "total", total)
 	return func(yield func(time.Duration) bool) {
-		var sum time.Duration
-		for d := range s {
-			if d > total-sum {
-				return
+		sum, more := time.Duration(0), true
+		s(func(d time.Duration) bool {
+			if !more || d > total-sum {
+				more = false
+				return false
 			}
 			sum += d
-			if !yield(d) {
-				return
-			}
-		}
+			more = yield(d)
+			return more
+		})
 	}
 }
