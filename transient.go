@@ -8,7 +8,8 @@ import (
 )
 
 // IsTransient reports whether err is a failure that commonly heals by
-// itself, for If(IsTransient). It is true when err's chain holds
+// itself, for If(IsTransient). It is true when err's tree (see errors.Is)
+// holds
 //   - a timeout: context.DeadlineExceeded, os.ErrDeadlineExceeded, or any
 //     net.Error whose Timeout method reports true (dial, read and write
 //     timeouts, an http.Client's Timeout);
@@ -17,10 +18,14 @@ import (
 //   - a *net.DNSError that is temporary or a timeout (not "no such host").
 //
 // It is false for nil, for anything marked Permanent, for context.Canceled
-// (even when a timeout is in the chain too: someone gave up on the call), and
+// (even when a timeout is in the tree too: someone gave up on the call), and
 // for every error it does not recognise: an unknown error is not assumed to
-// heal. Whatever it says, Retry never retries once the caller's own context
-// is done.
+// heal. One recognised error anywhere in the tree is enough, so
+// errors.Join(notFound, reset) is transient. Whatever it says, Retry never
+// retries once the caller's own context is done.
+//
+// IsTransient is safe for concurrent use; it calls the Error method of err's
+// tree only on Plan 9, where network errors are text.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
@@ -31,13 +36,41 @@ func IsTransient(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
-		return dns.IsTimeout || dns.IsTemporary
+	return transient(err)
+}
+
+// transient reports whether any error in err's tree is a transient network
+// error. It looks at every error in the tree instead of stopping at the first
+// of a type, as errors.As would: in errors.Join(notFound, reset), the first
+// *net.DNSError is not transient but the reset is.
+func transient(err error) bool {
+	for err != nil {
+		switch e := err.(type) {
+		case *net.DNSError:
+			if e.IsTimeout || e.IsTemporary {
+				return true
+			}
+		case net.Error: // also syscall.Errno and os.ErrDeadlineExceeded
+			if e.Timeout() {
+				return true
+			}
+		}
+		if isConnectionError(err) {
+			return true
+		}
+		switch e := err.(type) {
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if transient(inner) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
 	}
-	if isConnectionError(err) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	return false
 }
