@@ -1,0 +1,152 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBudgetArithmetic(t *testing.T) {
+	b := NewBudget(0.5, 2)
+	always := func(calls *int) func(context.Context) error {
+		return func(context.Context) error { *calls++; return errBoom }
+	}
+	sched := Constant(0).Take(5)
+	clock := &countingClock{}
+	tests := []struct {
+		name      string
+		wantCalls int
+		wantErr   error
+	}{
+		// The balance starts full at 2; the deposit of 0.5 is lost to the cap.
+		{"spends the reserve", 3, ErrBudgetExhausted},         // 2 → 1 → 0, third retry refused
+		{"half a token is not enough", 1, ErrBudgetExhausted}, // 0 + 0.5
+		{"a whole token again", 2, ErrBudgetExhausted},        // 0.5 + 0.5 = 1 → 0
+		{"empty again", 1, ErrBudgetExhausted},                // 0.5
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := Do(t.Context(), sched, always(&calls), WithBudget(b), WithClock(clock))
+			assert.Equal(t, tt.wantCalls, calls)
+			assert.ErrorIs(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, errBoom)
+			var re *Error
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, tt.wantCalls, re.Attempts)
+		})
+	}
+	t.Run("message", func(t *testing.T) {
+		err := Do(t.Context(), sched, func(context.Context) error { return errBoom }, WithBudget(NewBudget(0, 0)))
+		assert.EqualError(t, err, "retry: gave up after 1 attempt: budget exhausted: last error: boom")
+	})
+	t.Run("successes refill up to the reserve and no further", func(t *testing.T) {
+		b := NewBudget(0.25, 3)
+		for range 100 {
+			require.NoError(t, Do(t.Context(), sched, func(context.Context) error { return nil }, WithBudget(b)))
+		}
+		calls := 0
+		_ = Do(t.Context(), Constant(0).Take(10), always(&calls), WithBudget(b), WithClock(clock))
+		assert.Equal(t, 1+3, calls, "100 deposits of 0.25 still leave only the reserve of 3")
+	})
+	t.Run("ratio +Inf refills the reserve on every call", func(t *testing.T) {
+		b := NewBudget(math.Inf(1), 2)
+		for range 3 {
+			calls := 0
+			_ = Do(t.Context(), Constant(0).Take(10), always(&calls), WithBudget(b), WithClock(clock))
+			assert.Equal(t, 3, calls)
+		}
+	})
+	t.Run("the first attempt never needs a token", func(t *testing.T) {
+		b := NewBudget(0, 0)
+		calls := 0
+		assert.NoError(t, Do(t.Context(), sched, func(context.Context) error { calls++; return nil }, WithBudget(b)))
+		assert.Equal(t, 1, calls)
+	})
+	t.Run("a huge reserve does not overflow", func(t *testing.T) {
+		b := NewBudget(math.MaxFloat64, math.MaxInt)
+		calls := 0
+		_ = Do(t.Context(), Constant(0).Take(1000), always(&calls), WithBudget(b), WithClock(clock))
+		assert.Equal(t, 1001, calls)
+	})
+}
+
+// TestBudgetOutage sends many concurrent requests to a dependency that is
+// completely down: however the goroutines interleave, the calls that reach
+// it stay within requests·(1+ratio) + reserve.
+func TestBudgetOutage(t *testing.T) {
+	const (
+		goroutines = 1000
+		perG       = 5
+		ratio      = 0.1
+		reserve    = 10
+	)
+	b := NewBudget(ratio, reserve)
+	sched := Exponential(ms).Cap(s1).FullJitter(nil).Take(5) // one Schedule shared by all
+	clock := &countingClock{}
+	var calls, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range perG {
+				err := Do(context.Background(), sched, func(context.Context) error {
+					calls.Add(1)
+					return errBoom
+				}, WithBudget(b), WithClock(clock))
+				if errors.Is(err, ErrBudgetExhausted) {
+					refused.Add(1)
+				} else {
+					assert.ErrorIs(t, err, ErrExhausted)
+				}
+				assert.ErrorIs(t, err, errBoom)
+			}
+		})
+	}
+	wg.Wait()
+	requests := int64(goroutines * perG)
+	bound := int64(float64(requests)*(1+ratio)) + reserve
+	assert.LessOrEqual(t, calls.Load(), bound)
+	assert.GreaterOrEqual(t, calls.Load(), requests+reserve, "the reserve and the ratio are both spent")
+	assert.Greater(t, refused.Load(), requests*8/10, "most requests found the budget empty")
+	t.Logf("%d requests made %d calls (bound %d, %.1f%% retries); %d refused", requests, calls.Load(), bound,
+		100*float64(calls.Load()-requests)/float64(requests), refused.Load())
+}
+
+// TestBudgetHealthy runs many concurrent requests against a dependency that
+// fails 3% of attempts at random: with a 10% budget no retry is ever refused.
+func TestBudgetHealthy(t *testing.T) {
+	const (
+		goroutines = 1000
+		perG       = 50
+	)
+	b := NewBudget(0.1, 10)
+	sched := Exponential(ms).Cap(s1).FullJitter(nil).Take(5)
+	clock := &countingClock{}
+	var calls, retried atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 3))
+			for range perG {
+				err := Do(context.Background(), sched, func(context.Context) error {
+					calls.Add(1)
+					if rng.Float64() < 0.03 {
+						return errBoom
+					}
+					return nil
+				}, WithBudget(b), WithClock(clock), OnRetry(func(Attempt) { retried.Add(1) }))
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Positive(t, retried.Load())
+	t.Logf("%d requests, %d calls, %d retries, none refused", goroutines*perG, calls.Load(), retried.Load())
+}

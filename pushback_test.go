@@ -1,0 +1,128 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPushbackWait(t *testing.T) {
+	tests := []struct {
+		name  string
+		err   error
+		sched Schedule
+		opts  []Option
+		want  time.Duration
+	}{
+		{"longer than the schedule", RetryAfter(errBoom, 5*s1), Constant(s1), nil, 5 * s1},
+		{"shorter than the schedule", RetryAfter(errBoom, 500*ms), Constant(s1), nil, s1},
+		{"zero", RetryAfter(errBoom, 0), Constant(s1), nil, s1},
+		{"capped by the default limit of a minute", RetryAfter(errBoom, 2*time.Hour), Constant(s1), nil, time.Minute},
+		{"capped by MaxPushback", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(10 * s1)}, 10 * s1},
+		{"the limit never cuts the schedule", RetryAfter(errBoom, 30*s1), Constant(time.Hour), []Option{MaxPushback(10 * s1)}, time.Hour},
+		{"MaxPushback(0) ignores pushback", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(0)}, s1},
+		{"a later MaxPushback wins", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(0), MaxPushback(20 * s1)}, 20 * s1},
+		{"hostile duration", RetryAfter(errBoom, maxDuration), Constant(s1), nil, time.Minute},
+		{"hostile duration with no limit", RetryAfter(errBoom, maxDuration), Constant(s1), []Option{MaxPushback(maxDuration)}, maxDuration},
+		{"RetryAt on the retry's clock", RetryAt(errBoom, epoch.Add(7*s1)), Constant(s1), nil, 7 * s1},
+		{"RetryAt in the past", RetryAt(errBoom, epoch.Add(-time.Hour)), Constant(s1), nil, s1},
+		{"RetryAt zero time", RetryAt(errBoom, time.Time{}), Constant(s1), nil, s1},
+		{"RetryAt in the year 9999", RetryAt(errBoom, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)), Constant(s1), nil, time.Minute},
+		{"RetryAt at the end of time", RetryAt(errBoom, time.Unix(math.MaxInt64/2, 0)), Constant(s1), []Option{MaxPushback(maxDuration)}, maxDuration},
+		{"wrapped pushback counts", fmt.Errorf("get: %w", RetryAfter(errBoom, 3*s1)), Constant(s1), nil, 3 * s1},
+		{"outermost pushback counts", RetryAfter(RetryAfter(errBoom, 9*s1), 3*s1), Constant(s1), nil, 3 * s1},
+		{"pushback inside a join", errors.Join(errors.New("x"), RetryAfter(errBoom, 4*s1)), Constant(s1), nil, 4 * s1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := NewFakeClock(epoch)
+			var delays []time.Duration
+			calls := 0
+			_, err := Retry(t.Context(), tt.sched.Take(1), script(&calls, tt.err, errBoom),
+				append(tt.opts, WithClock(clock), OnRetry(func(a Attempt) { delays = append(delays, a.Delay) }))...)
+			assert.Equal(t, 2, calls)
+			assert.Equal(t, []time.Duration{tt.want}, clock.Sleeps())
+			assert.Equal(t, []time.Duration{tt.want}, delays, "Attempt.Delay is the wait used")
+			assert.ErrorIs(t, err, ErrExhausted)
+		})
+	}
+}
+
+func TestPushbackRules(t *testing.T) {
+	t.Run("the marker is transparent", func(t *testing.T) {
+		err := RetryAfter(errBoom, s1)
+		assert.ErrorIs(t, err, errBoom)
+		assert.EqualError(t, err, "boom")
+		var pe *pathError
+		assert.ErrorAs(t, RetryAt(&pathError{"p"}, epoch), &pe)
+		assert.Nil(t, RetryAfter(nil, s1))
+		assert.Nil(t, RetryAt(nil, epoch))
+	})
+	t.Run("Last and Attempt.Err are unmarked", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		calls := 0
+		var seen error
+		_, err := Retry(t.Context(), Constant(0).Take(1), script(&calls, RetryAfter(errBoom, s1), RetryAfter(errBoom, s1)),
+			WithClock(clock), OnRetry(func(a Attempt) { seen = a.Err }))
+		var re *Error
+		require.ErrorAs(t, err, &re)
+		assert.Same(t, errBoom, re.Last)
+		assert.Same(t, errBoom, seen)
+	})
+	t.Run("a negative pushback stops at once", func(t *testing.T) {
+		calls := 0
+		_, err := Retry(t.Context(), Constant(0), script(&calls, RetryAfter(errBoom, -1)))
+		assert.Equal(t, 1, calls)
+		assert.Same(t, errBoom, err)
+	})
+	t.Run("it still uses up the schedule", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		calls := 0
+		_, err := Retry(t.Context(), Constant(0).Take(2), script(&calls, repeat(RetryAfter(errBoom, s1), 9)...), WithClock(clock))
+		assert.Equal(t, 3, calls)
+		assert.Equal(t, []time.Duration{s1, s1}, clock.Sleeps())
+		assert.ErrorIs(t, err, ErrExhausted)
+	})
+	t.Run("Permanent wins in either order", func(t *testing.T) {
+		for _, e := range []error{RetryAfter(Permanent(errBoom), s1), Permanent(RetryAfter(errBoom, s1))} {
+			calls := 0
+			_, err := Retry(t.Context(), Constant(0), script(&calls, e))
+			assert.Equal(t, 1, calls)
+			assert.Same(t, errBoom, err)
+		}
+	})
+	t.Run("If rejecting wins over a pushback", func(t *testing.T) {
+		calls := 0
+		_, err := Retry(t.Context(), Constant(0), script(&calls, RetryAfter(errBoom, s1)), If(func(error) bool { return false }))
+		assert.Equal(t, 1, calls)
+		assert.Same(t, errBoom, err)
+	})
+	t.Run("a pushback past the deadline is not waited", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		clock := NewFakeClock(epoch)
+		calls := 0
+		_, err := Retry(ctx, Constant(0), script(&calls, repeat(RetryAfter(errBoom, 50*time.Minute), 9)...),
+			WithClock(clock), MaxPushback(2*time.Hour))
+		assert.Equal(t, 2, calls, "the first wait of 50 minutes fits, the second would end after the hour")
+		assert.Equal(t, []time.Duration{50 * time.Minute}, clock.Sleeps())
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorIs(t, err, errBoom)
+	})
+	t.Run("a pushback applies to the next wait only", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		calls := 0
+		_, _ = Retry(t.Context(), Constant(ms).Take(3), script(&calls, RetryAfter(errBoom, s1), errBoom, errBoom, errBoom), WithClock(clock))
+		assert.Equal(t, []time.Duration{s1, ms, ms}, clock.Sleeps())
+	})
+}
+
+type pathError struct{ path string }
+
+func (e *pathError) Error() string { return "bad path " + e.path }
