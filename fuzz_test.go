@@ -267,21 +267,21 @@ func FuzzRetry(f *testing.F) {
 			permanent
 			pushback
 		)
-		// outcome returns the error of attempt i, its kind, and its pushback.
-		outcome := func(i int) (error, int, time.Duration) {
+		// outcome returns the kind of attempt i, its pushback and its error.
+		outcome := func(i int) (int, time.Duration, error) {
 			if i >= len(pattern) {
-				return nil, succeed, 0
+				return succeed, 0, nil
 			}
 			switch b := pattern[i]; b % 4 {
 			case 0:
-				return nil, succeed, 0
+				return succeed, 0, nil
 			case 1:
-				return errBoom, fail, 0
+				return fail, 0, errBoom
 			case 2:
-				return Permanent(errBoom), permanent, 0
+				return permanent, 0, Permanent(errBoom)
 			default:
 				d := time.Duration(int(b>>2)-8) * time.Second // -8 s to 55 s
-				return RetryAfter(errBoom, d), pushback, d
+				return pushback, d, RetryAfter(errBoom, d)
 			}
 		}
 
@@ -292,7 +292,7 @@ func FuzzRetry(f *testing.F) {
 		var elapsed time.Duration
 		for i := 0; ; i++ {
 			wantCalls++
-			_, kind, pd := outcome(i)
+			kind, pd, _ := outcome(i)
 			if kind == succeed {
 				break
 			}
@@ -326,7 +326,7 @@ func FuzzRetry(f *testing.F) {
 		calls, hooks := 0, 0
 		v, err := Retry(ctx, Delays(sched...), func(context.Context) (int, error) {
 			calls++
-			e, _, _ := outcome(calls - 1)
+			_, _, e := outcome(calls - 1)
 			return calls, e
 		}, WithClock(clock), MaxPushback(limit), OnRetry(func(a Attempt) {
 			hooks++
