@@ -1,4 +1,80 @@
-// Package retry retries flaky calls the right way: composable backoff
-// schedules, a generic Retry that honours deadlines, and a fake clock to test
-// it all in zero real time.
+// Package retry retries flaky calls the right way: backoff schedules you
+// compose like iterators, a generic Retry that never outlives its caller's
+// deadline, retry budgets, server pushback, and a fake clock that tests all of
+// it in zero real time.
+//
+// # Schedules
+//
+// A Schedule is the sequence of delays between attempts, an
+// iter.Seq[time.Duration]. Start from a source and refine it with methods:
+//
+//	var policy = retry.Exponential(100 * time.Millisecond). // 100ms, 200ms, 400ms, …
+//		Cap(2 * time.Second).                                // never more than 2 s
+//		FullJitter(nil).                                     // uniform in [0, d]: clients spread out
+//		Take(5)                                              // 5 retries, so at most 6 attempts
+//
+// A Schedule is a value: every range over it is a fresh run, so one policy in a
+// package variable serves every call and goroutine. The methods apply in the
+// order written (Cap then FullJitter draws below the cap). Arithmetic
+// saturates at the largest Duration instead of wrapping. Parse builds the same
+// schedules from text for flags and configuration files.
+//
+// Why jitter: clients that fail together and retry on the same schedule
+// retry together, in waves that knock a recovering service over again (the
+// thundering herd). Exponential backoff spreads the waves out in time;
+// jitter breaks the lockstep inside each wave.
+//
+// # Retrying
+//
+// Retry calls a function until it succeeds, waiting the schedule's delays in
+// between; Do is the same for functions that return only an error:
+//
+//	user, err := retry.Retry(ctx, policy, func(ctx context.Context) (User, error) {
+//		return client.GetUser(ctx, id)
+//	}, retry.If(retry.IsTransient))
+//
+// Transient failures (timeouts, resets, 503s) heal; permanent ones (bad
+// input, 404s) never do, and retrying them only burns capacity. Mark them
+// with Permanent, or pass a classifier with If; IsTransient recognises the
+// usual network failures. Only retry operations that are safe to repeat
+// (idempotent), or make them so with an idempotency key.
+//
+// Retry checks the context before every attempt, and does not start a wait
+// that would end after the context's deadline: it returns at once. When it
+// gives up, it returns an *Error that matches both the reason
+// (ErrExhausted, ErrBudgetExhausted, or the context's error) and the last
+// attempt's error with errors.Is.
+//
+// # Protecting the dependency
+//
+// Retries multiply: three layers that each try three times send 27 calls to
+// the bottom for one request. A Budget shared by all calls to a dependency
+// caps retries to a fraction of requests (WithBudget). A server that says how
+// long to wait (HTTP Retry-After, gRPC pushback) is heard through RetryAfter
+// and RetryAt, bounded by MaxPushback. AttemptTimeout bounds each attempt.
+// The retryhttp package applies all of this to HTTP clients.
+//
+// # Testing
+//
+// Code that retries is tested without waiting in either of two ways.
+//
+// Pass WithClock(NewFakeClock(t0)): Sleep advances the fake clock at once and
+// records the wait, so FakeClock.Sleeps lists every wait Retry made, and a
+// context deadline is tracked on the fake clock (a wait that would end after
+// it is not made).
+//
+// Or run the code under testing/synctest, where the real clock is fake: time
+// advances only when every goroutine in the bubble is blocked. Retry with the
+// default clock then runs in fake time, and
+// Retry(ctx, Exponential(time.Second).Take(3), fn) with fn always failing
+// takes exactly 7 s of bubble time (1 s + 2 s + 4 s) and no real time. This
+// also covers AttemptTimeout, whose contexts always use the real clock.
+//
+// # Concurrency and cost
+//
+// Schedules, Options, Budgets and FakeClocks are safe for concurrent use.
+// Success on the first attempt allocates nothing; a call that has to retry
+// allocates a small constant amount when it starts retrying (the loop state
+// and one closure per combinator), and nothing more per retry. The real clock
+// uses one time.Timer per call, reset between waits.
 package retry
