@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Chart images, drawn with gonum.org/v1/plot. The format follows the file
+// name's extension: .svg (small, sharp, the one the README shows) or .png.
+
+// imageFormat returns the vg format name for path, or "" if the extension is
+// not one retrysim writes.
+func imageFormat(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		return "svg"
+	case ".png":
+		return "png"
+	}
+	return ""
+}
+
+// checkImagePath rejects an -out path that retrysim cannot write, before any
+// simulation runs. An empty path means no image.
+func checkImagePath(path string) error {
+	if path != "" && imageFormat(path) == "" {
+		return usagef("-out %q must end in .svg or .png", path)
+	}
+	return nil
+}
+
+// palette gives each strategy the same color in every chart.
+var palette = map[strategy]color.RGBA{
+	none:         {0x7f, 0x7f, 0x7f, 0xff},
+	constant:     {0x8c, 0x56, 0x4b, 0xff},
+	exponential:  {0xd6, 0x27, 0x28, 0xff},
+	full:         {0x1f, 0x77, 0xb4, 0xff},
+	equal:        {0xff, 0x7f, 0x0e, 0xff},
+	decorrelated: {0x2c, 0xa0, 0x2c, 0xff},
+	smooth:       {0x94, 0x67, 0xbd, 0xff},
+	fullBudget:   {0x17, 0xbe, 0xcf, 0xff},
+}
+
+// saveGrid draws plots, a grid of rows×cols (nil cells stay empty), on one
+// canvas of the given size and writes it to path.
+func saveGrid(path string, plots [][]*plot.Plot, w, h vg.Length) error {
+	c, err := draw.NewFormattedCanvas(w, h, imageFormat(path))
+	if err != nil {
+		return err
+	}
+	tiles := draw.Tiles{
+		Rows: len(plots), Cols: len(plots[0]),
+		PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 2,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 3,
+	}
+	canvases := plot.Align(plots, tiles, draw.New(c))
+	for i := range plots {
+		for j, p := range plots[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// newPlot returns a plot with the house fonts: small enough for a grid.
+func newPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
+	p.X.Label.TextStyle.Font.Size = vg.Points(9)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(9)
+	p.X.Tick.Label.Font.Size = vg.Points(8)
+	p.Y.Tick.Label.Font.Size = vg.Points(8)
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	return p
+}
+
+// herdImage draws one panel per strategy: the calls in each slice over time,
+// with the outage shaded and the capacity as a dashed line. All panels share
+// the axes; a panel whose spikes go off the top says how high they reach in
+// its title. Long runs are drawn at most 800 points wide, each point the
+// busiest slice it covers, so spikes survive the downsampling.
+func herdImage(path string, cfg *herdConfig, results []herdResult) error {
+	series := make([][]int, len(results))
+	for i, r := range results {
+		series[i] = r.series
+	}
+	n := max(longest(series), 1)
+	step := (n + 799) / 800
+	ymax := float64(max(3*cfg.capacity, 1))
+	tallest := 0
+	for _, s := range series {
+		for _, v := range s {
+			tallest = max(tallest, v)
+		}
+	}
+	ymax = min(ymax, float64(tallest)*1.1)
+	ymax = max(ymax, float64(cfg.capacity)*1.2, 1)
+	xmax := (time.Duration(n) * cfg.slice).Seconds()
+
+	plots := make([][]*plot.Plot, len(results))
+	for i, r := range results {
+		title := fmt.Sprintf("%s: %d calls, peak %d per slice after recovery, %s gave up",
+			r.Strategy, r.Calls, r.Peak, percent(r.GaveUp))
+		xLabel := ""
+		if i == len(results)-1 {
+			xLabel = "seconds since the outage began"
+		}
+		p := newPlot(title, xLabel, fmt.Sprintf("calls / %v", cfg.slice))
+		p.Title.TextStyle.Font.Size = vg.Points(9)
+
+		outage, err := plotter.NewPolygon(plotter.XYs{
+			{X: 0, Y: 0}, {X: cfg.outage.Seconds(), Y: 0}, {X: cfg.outage.Seconds(), Y: ymax}, {X: 0, Y: ymax},
+		})
+		if err != nil {
+			return err
+		}
+		outage.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
+		outage.LineStyle.Width = 0
+
+		pts := make(plotter.XYs, 0, n/step+1)
+		for k := 0; k < len(r.series); k += step {
+			v := 0
+			for _, c := range r.series[k:min(k+step, len(r.series))] {
+				v = max(v, c)
+			}
+			pts = append(pts, plotter.XY{X: (time.Duration(k) * cfg.slice).Seconds(), Y: float64(v)})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		line.Color = palette[strategy(r.Strategy)]
+		line.Width = vg.Points(0.8)
+		line.FillColor = withAlpha(line.Color, 0x55)
+
+		capLine, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(cfg.capacity)}, {X: xmax, Y: float64(cfg.capacity)}})
+		if err != nil {
+			return err
+		}
+		capLine.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+		capLine.Width = vg.Points(0.6)
+		capLine.Color = color.Gray{0x40}
+
+		p.Add(outage, line, capLine)
+		// After Add, which widens the axes to fit the data: spikes above
+		// ymax are clipped, and the title gives their height.
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, xmax, 0, ymax
+		plots[i] = []*plot.Plot{p}
+	}
+	return saveGrid(path, plots, 7*vg.Inch, vg.Length(len(results))*1.25*vg.Inch+0.3*vg.Inch)
+}
+
+func withAlpha(c color.Color, a uint8) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
+}

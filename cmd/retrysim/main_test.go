@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestMain lets a test run the real main in a child process: with
+// RETRYSIM_RUN_MAIN=1 the test binary is retrysim.
+func TestMain(m *testing.M) {
+	if os.Getenv("RETRYSIM_RUN_MAIN") == "1" {
+		// The child is started as "test-binary -test.run=^$ -- args...".
+		args := os.Args[1:]
+		for i, a := range args {
+			if a == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		os.Args = append([]string{"retrysim"}, args...)
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// cli runs retrysim in-process with args, stderr not a terminal.
+func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut, false)
+	return out.String(), errOut.String(), code
+}
+
+// mustJSON runs args, which must succeed and print exactly one JSON document
+// on stdout and nothing on stderr, and decodes it into v.
+func mustJSON(t *testing.T, v any, args ...string) []byte {
+	t.Helper()
+	stdout, stderr, code := cli(t, args...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("retrysim %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("retrysim %s: stdout is not JSON: %v\n%s", strings.Join(args, " "), err, stdout)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		t.Fatalf("retrysim %s: stdout has more than one JSON document", strings.Join(args, " "))
+	}
+	return []byte(stdout)
+}
+
+// golden compares got with testdata/name, or rewrites the file with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run go test -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestGoldenJSON(t *testing.T) {
+	cases := []struct {
+		name string
+		file string
+		args []string
+		v    any
+	}{
+		{"herd", "herd.json", []string{"herd", "-json", "-clients", "300", "-capacity", "5", "-seed", "1"}, &[]herdResult{}},
+		{"herd seed 2", "herd_seed2.json", []string{"-json", "-clients", "200", "-outage", "1s", "-seed", "2"}, &[]herdResult{}},
+		{"occ", "occ.json", []string{"occ", "-json", "-clients", "5,20", "-trials", "10", "-seed", "1"}, &[]occResult{}},
+		{"plan exact", "plan_exponential.json", []string{"plan", "-json", "-schedule", "exponential(100ms).cap(2s).take(6)"}, &planResult{}},
+		{"plan forever", "plan_forever.json", []string{"plan", "-json", "-samples", "10", "-schedule", "exponential(100ms)"}, &planResult{}},
+		{"amplify", "amplify.json", []string{"amplify", "-json"}, &amplifyResult{}},
+		{"amplify budget", "amplify_4x2.json", []string{"amplify", "-json", "-depth", "2", "-attempts", "4", "-requests", "100", "-budget-reserve", "3"}, &amplifyResult{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			golden(t, c.file, mustJSON(t, c.v, c.args...))
+		})
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, args := range [][]string{
+		{"herd", "-json", "-clients", "200"},
+		{"occ", "-json", "-clients", "10", "-trials", "5"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			a, _, _ := cli(t, append(args, "-seed", "5")...)
+			b, _, _ := cli(t, append(args, "-seed", "5")...)
+			c, _, _ := cli(t, append(args, "-seed", "6")...)
+			if a != b {
+				t.Errorf("two runs with -seed 5 differ:\n%s\n%s", a, b)
+			}
+			if a == c {
+				t.Errorf("runs with -seed 5 and -seed 6 are the same")
+			}
+		})
+	}
+}
+
+func TestBadCommandLine(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown command", []string{"bogus"}, `unknown command "bogus"`},
+		{"default command, unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
+		{"herd unknown flag", []string{"herd", "-bogus"}, "flag provided but not defined: -bogus"},
+		{"herd bad number", []string{"herd", "-clients", "many"}, `invalid value "many" for flag -clients`},
+		{"herd bad duration", []string{"herd", "-outage", "2"}, `invalid value "2" for flag -outage`},
+		{"herd no clients", []string{"herd", "-clients", "0"}, "-clients 0 is outside"},
+		{"herd cap below base", []string{"herd", "-base", "1s", "-cap", "10ms"}, "-cap 10ms is less than -base 1s"},
+		{"herd no attempts", []string{"herd", "-attempts", "0"}, "-attempts 0"},
+		{"herd unknown strategy", []string{"herd", "-strategies", "full,bogus"}, `unknown strategy "bogus"`},
+		{"herd strategy twice", []string{"herd", "-strategies", "full,full"}, `"full" given twice`},
+		{"herd bad image", []string{"herd", "-out", "chart.gif"}, "must end in .svg or .png"},
+		{"herd stray argument", []string{"herd", "now"}, `unexpected argument "now"`},
+		{"herd endless run", []string{"herd", "-cap", "1000h", "-attempts", "100"}, "raise -slice"},
+		{"herd negative budget", []string{"herd", "-budget-ratio", "-1"}, "-budget-ratio -1 is negative"},
+		{"occ bad clients", []string{"occ", "-clients", "10,x"}, `"x" is not an integer`},
+		{"occ zero clients", []string{"occ", "-clients", "0"}, "-clients 0 is outside"},
+		{"occ no trials", []string{"occ", "-trials", "0"}, "-trials 0"},
+		{"occ herd-only strategy", []string{"occ", "-strategies", "constant"}, `unknown strategy "constant"`},
+		{"plan unknown combinator", []string{"plan", "-schedule", "exponential(100ms).cpa(2s)"}, `column 20: unknown combinator "cpa"`},
+		{"plan negative duration", []string{"plan", "-schedule", "constant(-1s)"}, "negative duration"},
+		{"plan empty schedule", []string{"plan", "-schedule", ""}, "expected a source"},
+		{"plan unclosed", []string{"plan", "-schedule", "exponential(100ms"}, "unclosed"},
+		{"plan no samples", []string{"plan", "-samples", "0"}, "-samples 0"},
+		{"amplify no depth", []string{"amplify", "-depth", "0"}, "-depth 0"},
+		{"amplify too many calls", []string{"amplify", "-depth", "20", "-attempts", "3"}, "too many to simulate"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := cli(t, c.args...)
+			if code != 2 {
+				t.Errorf("exit status %d, want 2", code)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q does not say %q", stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, name := range []string{"herd", "occ", "plan", "amplify"} {
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := cli(t, name, "-h")
+			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: retrysim "+name) || !strings.Contains(stdout, "-json") {
+				t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+			}
+		})
+	}
+	stdout, _, code := cli(t, "help")
+	if code != 0 || !strings.Contains(stdout, "amplify") {
+		t.Errorf("help: exit %d, stdout:\n%s", code, stdout)
+	}
+}
+
+// TestProcess runs the real main in a child process: the exit status, and
+// that stdout holds only the JSON document.
+func TestProcess(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runMain := func(args ...string) (stdout, stderr string, code int) {
+		cmd := exec.Command(exe, append([]string{"-test.run=^$", "--"}, args...)...)
+		cmd.Env = append(os.Environ(), "RETRYSIM_RUN_MAIN=1")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code = cmd.ProcessState.ExitCode()
+		if err != nil && code < 0 {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), code
+	}
+
+	t.Run("bad schedule", func(t *testing.T) {
+		stdout, stderr, code := runMain("plan", "-schedule", "exponential(100ms).cpa(2s)")
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "goroutine") {
+			t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		stdout, stderr, code := runMain("herd", "-json", "-clients", "50", "-strategies", "full,exponential")
+		var v []herdResult
+		if code != 0 || stderr != "" || json.Unmarshal([]byte(stdout), &v) != nil || len(v) != 2 {
+			t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, stdout)
+		}
+	})
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/seed-b8c8f69d/retry"
+	"golang.org/x/exp/stats"
+)
+
+const planSummary = `Describes a schedule written in retry.Parse's syntax, such as
+  exponential(100ms).cap(2s).fulljitter.take(5)
+by ranging over the parsed schedule -samples times: the number of attempts, each
+retry's delay (min, p50, p99 and max over the samples), the total wait (median,
+p99 and worst sample), and warnings in plain words. At most the first 30 delays
+are listed. retry.Parse draws jitter from math/rand/v2's own generator, so the
+statistics of a jittered schedule vary slightly from run to run.`
+
+const (
+	planShown   = 30    // delays listed at most
+	planForever = 10000 // a schedule with this many delays never gives up
+	planWork    = 2e7   // delays drawn at most, over all samples
+)
+
+// planResult is the JSON document of `plan -json`. Attempts is nil when the
+// schedule never ends; its total is then the wait before the last listed
+// delay's retry.
+type planResult struct {
+	Attempts *int         `json:"attempts"`
+	Delays   []delayStats `json:"delays"`
+	Total    totalStats   `json:"total"`
+	Warnings []string     `json:"warnings"`
+
+	spec        string
+	samples     int
+	minRetries  int  // fewest delays in a sample (jitter with within varies)
+	retries     int  // most delays in a sample, or planForever
+	infinite    bool // the probe reached planForever delays
+	constantRun bool // every sample had the same delays
+}
+
+// delayStats describes one retry's delay over the samples, in milliseconds.
+type delayStats struct {
+	Min float64 `json:"min_ms"`
+	P50 float64 `json:"p50_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+}
+
+// totalStats describes the total wait over the samples, in milliseconds.
+type totalStats struct {
+	P50 float64 `json:"p50_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+}
+
+// parseSchedule is the seam between plan and retry.Parse, so that plan can
+// draw from a seeded source as soon as the library offers a way to pass one.
+func parseSchedule(spec string) (retry.Schedule, error) {
+	return retry.Parse(spec)
+}
+
+func runPlanCmd(args []string, o *output) error {
+	fs := newFlagSet("plan")
+	spec := fs.String("schedule", "exponential(100ms).cap(2s).fulljitter.take(5)", "the schedule, in retry.Parse's syntax")
+	samples := fs.Int("samples", 10000, "times to range over the schedule, in [1, 1000000]")
+	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout, and nothing else there")
+	if err := parseFlags(fs, args, o, planSummary); err != nil {
+		return err
+	}
+	if *samples < 1 || *samples > 1000000 {
+		return usagef("-samples %d is outside [1, 1000000]", *samples)
+	}
+	s, err := parseSchedule(*spec)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	p := plan(*spec, s, *samples)
+	if *asJSON {
+		return writeJSON(o.stdout, p)
+	}
+	printPlan(o.stdout, p)
+	return nil
+}
+
+// plan ranges over s: once up to planForever delays to learn whether it ends,
+// then samples times (fewer if the schedule is long) to collect statistics.
+func plan(spec string, s retry.Schedule, samples int) *planResult {
+	p := &planResult{spec: spec, Warnings: []string{}, Delays: []delayStats{}}
+	probe := 0
+	for range s {
+		if probe++; probe == planForever {
+			break
+		}
+	}
+	p.infinite = probe == planForever
+	if !p.infinite && probe > 0 {
+		samples = max(1, min(samples, int(planWork)/probe))
+	}
+	p.samples = samples
+
+	// Collect the first planShown delays of each sample, and the total.
+	values := make([][]float64, 0, planShown) // [retry][sample], in ns
+	totals := make([]float64, samples)
+	p.minRetries = math.MaxInt
+	for i := range samples {
+		var total time.Duration
+		n := 0
+		for d := range s {
+			if n < planShown {
+				if n == len(values) {
+					values = append(values, make([]float64, 0, samples))
+				}
+				values[n] = append(values[n], float64(d))
+			}
+			total = addSat(total, d)
+			if n++; p.infinite && n == planShown {
+				break
+			}
+		}
+		totals[i] = float64(total)
+		p.minRetries, p.retries = min(p.minRetries, n), max(p.retries, n)
+	}
+	if p.infinite {
+		p.retries = planForever
+	} else {
+		p.Attempts = ptr(p.retries + 1)
+	}
+
+	p.constantRun = true
+	for _, v := range values {
+		q := stats.Quantiles(sorted(v), 0, 0.5, 0.99, 1)
+		p.Delays = append(p.Delays, delayStats{Min: nsToMs(q[0]), P50: nsToMs(q[1]), P99: nsToMs(q[2]), Max: nsToMs(q[3])})
+		if q[0] != q[3] {
+			p.constantRun = false
+		}
+	}
+	q := stats.Quantiles(sorted(totals), 0.5, 0.99, 1)
+	p.Total = totalStats{P50: nsToMs(q[0]), P99: nsToMs(q[1]), Max: nsToMs(q[2])}
+	p.Warnings = planWarnings(p, values)
+	return p
+}
+
+// planWarnings looks at the samples for the usual mistakes. Every check is
+// behavioural, made on the delays the schedule produced rather than on the
+// text of the spec:
+//   - no cap: the last listed delay (the 30th at most) is over a minute and
+//     more than ten times the first, so the delays are still growing;
+//   - no jitter: every sample produced exactly the same delays;
+//   - never gives up: ranging once produced planForever delays;
+//   - piled up: a quarter or more of the samples of one retry equal its
+//     maximum although they vary, the mark of a jitter clamped by a later cap.
+func planWarnings(p *planResult, values [][]float64) []string {
+	w := []string{}
+	if k := len(p.Delays); k > 0 {
+		last, first := fromMs(p.Delays[k-1].P50), fromMs(p.Delays[0].P50)
+		if last > time.Minute && last > 10*first {
+			w = append(w, fmt.Sprintf("no cap: the %s delay is %s; bound the delays with .cap(...) before any jitter",
+				ordinal(k), human(last)))
+		}
+	}
+	if p.constantRun && len(p.Delays) > 0 && p.samples > 1 {
+		w = append(w, "no jitter: every client gets the same delays, so clients that fail together retry together, "+
+			"in lockstep; add .fulljitter after the cap, or use decorrelated(...) or smooth(...)")
+	}
+	if p.infinite {
+		w = append(w, fmt.Sprintf("no take or within: it never gives up (more than %d retries); "+
+			"end it with .take(n) or .within(d), or make sure the caller's context has a deadline", planForever))
+	}
+	for i, v := range values {
+		top, at := slices.Max(v), 0
+		for _, x := range v {
+			if x == top {
+				at++
+			}
+		}
+		if slices.Min(v) < top && at*4 >= len(v) {
+			w = append(w, fmt.Sprintf("delays pile up at %s: %s of the %s delays are exactly that; "+
+				"a jitter placed before a cap is clamped there, so put .cap(...) before the jitter",
+				human(time.Duration(top)), percent(float64(at)/float64(len(v))), ordinal(i+1)))
+			break
+		}
+	}
+	return w
+}
+
+func printPlan(w io.Writer, p *planResult) {
+	fmt.Fprintf(w, "plan: %s\n", p.spec)
+	switch {
+	case p.infinite:
+		fmt.Fprintf(w, "never gives up; the first %d delays over %d samples:\n", len(p.Delays), p.samples)
+	case p.minRetries != p.retries:
+		fmt.Fprintf(w, "%d to %d attempts: the first at once, then a retry after each delay (%d samples)\n",
+			p.minRetries+1, p.retries+1, p.samples)
+	case p.retries == 0:
+		fmt.Fprintln(w, "1 attempt: no retries")
+	default:
+		fmt.Fprintf(w, "%d attempts: the first at once, then %d retries after these delays (%d samples)\n",
+			p.retries+1, p.retries, p.samples)
+	}
+	if len(p.Delays) > 0 {
+		fmt.Fprintln(w)
+		if p.constantRun {
+			fmt.Fprintf(w, "%5s %10s\n", "retry", "delay")
+			for i, d := range p.Delays {
+				fmt.Fprintf(w, "%5d %10s\n", i+1, human(fromMs(d.P50)))
+			}
+		} else {
+			fmt.Fprintf(w, "%5s %10s %10s %10s %10s\n", "retry", "min", "p50", "p99", "max")
+			for i, d := range p.Delays {
+				fmt.Fprintf(w, "%5d %10s %10s %10s %10s\n", i+1,
+					human(fromMs(d.Min)), human(fromMs(d.P50)), human(fromMs(d.P99)), human(fromMs(d.Max)))
+			}
+		}
+		if !p.infinite && p.retries > len(p.Delays) {
+			fmt.Fprintf(w, "  ... %d more\n", p.retries-len(p.Delays))
+		}
+	}
+	what := "total wait"
+	if p.infinite {
+		what = fmt.Sprintf("wait over the first %d delays", len(p.Delays))
+	}
+	fmt.Fprintf(w, "\n%s: median %s, p99 %s, worst %s\n", what,
+		human(fromMs(p.Total.P50)), human(fromMs(p.Total.P99)), human(fromMs(p.Total.Max)))
+	if len(p.Warnings) > 0 {
+		fmt.Fprintln(w, "\nwarnings:")
+		for _, m := range p.Warnings {
+			fmt.Fprintf(w, "  - %s\n", m)
+		}
+	}
+}
+
+// sorted sorts v in place and returns it; Quantiles then needs no copy.
+func sorted(v []float64) []float64 {
+	slices.Sort(v)
+	return v
+}
+
+// nsToMs converts nanoseconds to milliseconds, rounded to the nanosecond.
+func nsToMs(ns float64) float64 {
+	return round(ns/1e6, 6)
+}
+
+// ordinal returns "1st", "2nd", "3rd", "4th", … "11th", "21st".
+func ordinal(n int) string {
+	suffix := "th"
+	switch n % 10 {
+	case 1:
+		suffix = "st"
+	case 2:
+		suffix = "nd"
+	case 3:
+		suffix = "rd"
+	}
+	if n%100/10 == 1 {
+		suffix = "th"
+	}
+	return strconv.Itoa(n) + suffix
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/seed-b8c8f69d/retry"
+)
+
+// A strategy names a family of retry schedules that herd and occ compare.
+// Every one is built with the retry package's own constructors, so the
+// simulations exercise exactly the code a caller would run.
+type strategy string
+
+const (
+	none         strategy = "none"         // retry at once: Constant(0)
+	constant     strategy = "constant"     // Constant(base)
+	exponential  strategy = "exponential"  // Exponential(base).Cap(cap), no jitter
+	full         strategy = "full"         // Exponential(base).Cap(cap).FullJitter(src)
+	equal        strategy = "equal"        // Exponential(base).Cap(cap).EqualJitter(src)
+	decorrelated strategy = "decorrelated" // DecorrelatedJitter(base, cap, src)
+	smooth       strategy = "smooth"       // SmoothJitter(base, src).Cap(cap)
+	fullBudget   strategy = "full+budget"  // full, with a retry.Budget shared by all clients
+)
+
+// schedule returns the infinite schedule of st with the given base delay and
+// cap, drawing its jitter from src. Cap comes before the jitter everywhere,
+// so jittered delays are spread below the cap instead of piling up at it;
+// SmoothJitter is the exception because its recurrence has no cap of its
+// own, so the cap bounds its rare long delays afterwards. constant ignores
+// limit; none ignores both.
+func (st strategy) schedule(base, limit time.Duration, src rand.Source) retry.Schedule {
+	switch st {
+	case none:
+		return retry.Constant(0)
+	case constant:
+		return retry.Constant(base)
+	case exponential:
+		return retry.Exponential(base).Cap(limit)
+	case full, fullBudget:
+		return retry.Exponential(base).Cap(limit).FullJitter(src)
+	case equal:
+		return retry.Exponential(base).Cap(limit).EqualJitter(src)
+	case decorrelated:
+		return retry.DecorrelatedJitter(base, limit, src)
+	case smooth:
+		return retry.SmoothJitter(base, src).Cap(limit)
+	}
+	panic("retrysim: unknown strategy " + string(st))
+}
+
+// pcg returns a seeded source for the stream-th independent random sequence
+// of a run with the given seed.
+func pcg(seed, stream uint64) *rand.PCG {
+	return rand.NewPCG(seed, stream)
+}
