@@ -27,8 +27,6 @@ func parseFirst(s Schedule, n int) []time.Duration {
 	return ds
 }
 
-const parseMs = time.Millisecond
-
 // parseExact lists specs of deterministic schedules with all their delays (or
 // the first 20 for infinite ones).
 var parseExact = []struct {
@@ -37,25 +35,25 @@ var parseExact = []struct {
 }{
 	{"constant", "constant(1s).take(3)", []time.Duration{time.Second, time.Second, time.Second}},
 	{"constant zero", "constant(0).take(2)", []time.Duration{0, 0}},
-	{"linear", "linear(10ms).take(4)", []time.Duration{10 * parseMs, 20 * parseMs, 30 * parseMs, 40 * parseMs}},
+	{"linear", "linear(10ms).take(4)", []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond, 40 * time.Millisecond}},
 	{"linear saturates", "linear(9223372036854775807ns).take(2)", []time.Duration{maxDuration, maxDuration}},
 	{"exponential cap take", "exponential(100ms).cap(2s).take(6)",
-		[]time.Duration{100 * parseMs, 200 * parseMs, 400 * parseMs, 800 * parseMs, 1600 * parseMs, 2 * time.Second}},
+		[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 2 * time.Second}},
 	{"exponentialfactor", "exponentialfactor(100ms, 1.5).take(4)",
-		[]time.Duration{100 * parseMs, 150 * parseMs, 225 * parseMs, 337500 * time.Microsecond}},
+		[]time.Duration{100 * time.Millisecond, 150 * time.Millisecond, 225 * time.Millisecond, 337500 * time.Microsecond}},
 	{"exponentialfactor inf", "exponentialfactor(1s, +Inf).take(3)", []time.Duration{time.Second, maxDuration, maxDuration}},
-	{"fibonacci", "fibonacci(1ms).take(6)", []time.Duration{1 * parseMs, 1 * parseMs, 2 * parseMs, 3 * parseMs, 5 * parseMs, 8 * parseMs}},
-	{"delays", "delays(1ms, 2ms, 1m30s)", []time.Duration{1 * parseMs, 2 * parseMs, 90 * time.Second}},
+	{"fibonacci", "fibonacci(1ms).take(6)", []time.Duration{1 * time.Millisecond, 1 * time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 5 * time.Millisecond, 8 * time.Millisecond}},
+	{"delays", "delays(1ms, 2ms, 1m30s)", []time.Duration{1 * time.Millisecond, 2 * time.Millisecond, 90 * time.Second}},
 	{"delays micro sign", "delays(5µs, 5us)", []time.Duration{5 * time.Microsecond, 5 * time.Microsecond}},
 	{"delays empty", "delays()", nil},
 	{"delays without parentheses", "delays", nil},
 	{"delays empty with spaces", "DELAYS ( )", nil},
-	{"decorrelated without room", "decorrelated(10ms, 10ms).take(3)", []time.Duration{10 * parseMs, 10 * parseMs, 10 * parseMs}},
+	{"decorrelated without room", "decorrelated(10ms, 10ms).take(3)", []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}},
 	{"decorrelatedjitter zero", "decorrelatedjitter(0, 0).take(2)", []time.Duration{0, 0}},
 	{"smooth zero", "smooth(0).take(2)", []time.Duration{0, 0}},
 	{"smoothjitter zero", "smoothjitter(0s).take(2)", []time.Duration{0, 0}},
 	{"take zero", "exponential(100ms).take(0)", nil},
-	{"take plus sign", "constant(1ms).take(+2)", []time.Duration{1 * parseMs, 1 * parseMs}},
+	{"take plus sign", "constant(1ms).take(+2)", []time.Duration{1 * time.Millisecond, 1 * time.Millisecond}},
 	{"cap", "exponential(1s).cap(3s).take(4)", []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second}},
 	{"atleast", "exponential(1s).atleast(3s).take(3)", []time.Duration{3 * time.Second, 3 * time.Second, 4 * time.Second}},
 	{"within", "constant(1s).within(3500ms)", []time.Duration{time.Second, time.Second, time.Second}},
@@ -64,16 +62,16 @@ var parseExact = []struct {
 	{"fulljitter of zero", "constant(0).fulljitter.take(2)", []time.Duration{0, 0}},
 	{"equaljitter of zero", "constant(0).equaljitter().take(2)", []time.Duration{0, 0}},
 	{"then", "delays(1ms, 2ms).then(constant(1s).take(3))",
-		[]time.Duration{1 * parseMs, 2 * parseMs, time.Second, time.Second, time.Second}},
+		[]time.Duration{1 * time.Millisecond, 2 * time.Millisecond, time.Second, time.Second, time.Second}},
 	{"then nested", "delays(1ms).then(delays(2ms).then(delays(3ms))).then(delays(4ms))",
-		[]time.Duration{1 * parseMs, 2 * parseMs, 3 * parseMs, 4 * parseMs}},
-	{"then after infinite", "constant(1ms).then(delays(1s)).take(2)", []time.Duration{1 * parseMs, 1 * parseMs}},
+		[]time.Duration{1 * time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}},
+	{"then after infinite", "constant(1ms).then(delays(1s)).take(2)", []time.Duration{1 * time.Millisecond, 1 * time.Millisecond}},
 	{"then empty", "delays().then(delays())", nil},
-	{"whitespace", " \texponential ( 100ms ) . cap ( 150ms )\n.take(\r\n3 ) ", []time.Duration{100 * parseMs, 150 * parseMs, 150 * parseMs}},
-	{"mixed case", "Exponential(100ms).CAP(150ms).Take(2)", []time.Duration{100 * parseMs, 150 * parseMs}},
+	{"whitespace", " \texponential ( 100ms ) . cap ( 150ms )\n.take(\r\n3 ) ", []time.Duration{100 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond}},
+	{"mixed case", "Exponential(100ms).CAP(150ms).Take(2)", []time.Duration{100 * time.Millisecond, 150 * time.Millisecond}},
 	{"infinite", "constant(7ms)", []time.Duration{
-		7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs,
-		7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs, 7 * parseMs}},
+		7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond,
+		7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond}},
 }
 
 func TestParseExact(t *testing.T) {
@@ -101,29 +99,29 @@ func TestParseJitterBounds(t *testing.T) {
 	}{
 		{"fulljitter below cap", "exponential(100ms).cap(2s).fulljitter.take(8)", 8,
 			func(int) time.Duration { return 0 },
-			func(i int) time.Duration { return min(100*parseMs<<i, 2*time.Second) }},
+			func(i int) time.Duration { return min(100*time.Millisecond<<i, 2*time.Second) }},
 		{"fulljitter then cap", "constant(1s).fulljitter().cap(500ms).take(200)", n,
 			func(int) time.Duration { return 0 },
-			func(int) time.Duration { return 500 * parseMs }},
+			func(int) time.Duration { return 500 * time.Millisecond }},
 		{"equaljitter", "constant(1s).equaljitter.take(200)", n,
-			func(int) time.Duration { return 500 * parseMs },
+			func(int) time.Duration { return 500 * time.Millisecond },
 			func(int) time.Duration { return time.Second }},
 		{"jitter", "constant(1s).jitter(0.2).take(200)", n,
-			func(int) time.Duration { return 800 * parseMs },
-			func(int) time.Duration { return 1200 * parseMs }},
+			func(int) time.Duration { return 800 * time.Millisecond },
+			func(int) time.Duration { return 1200 * time.Millisecond }},
 		{"jitter one", "constant(1s).jitter(1)", n,
 			func(int) time.Duration { return 0 },
 			func(int) time.Duration { return 2 * time.Second }},
 		{"decorrelated", "decorrelated(10ms, 1s)", n,
-			func(int) time.Duration { return 10 * parseMs },
+			func(int) time.Duration { return 10 * time.Millisecond },
 			func(int) time.Duration { return time.Second }},
 		{"decorrelatedjitter", "DecorrelatedJitter(10ms, 1s).take(200)", n,
-			func(int) time.Duration { return 10 * parseMs },
+			func(int) time.Duration { return 10 * time.Millisecond },
 			func(int) time.Duration { return time.Second }},
 		{"smooth", "smooth(100ms).take(10)", 10,
 			func(int) time.Duration { return 0 },
 			// Each delay is below the bound on the sum up to it.
-			func(i int) time.Duration { return 100 * parseMs << (i + 1) * 10 / 14 }},
+			func(i int) time.Duration { return 100 * time.Millisecond << (i + 1) * 10 / 14 }},
 		{"smoothjitter within", "smoothjitter(100ms).within(30s)", -1,
 			func(int) time.Duration { return 0 },
 			func(int) time.Duration { return 30 * time.Second }},
@@ -162,23 +160,23 @@ func TestParseEquivalence(t *testing.T) {
 		build func(src rand.Source) Schedule
 	}{
 		{"exponential(100ms).cap(2s).fulljitter.take(5)", func(src rand.Source) Schedule {
-			return Exponential(100 * parseMs).Cap(2 * time.Second).FullJitter(src).Take(5)
+			return Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(src).Take(5)
 		}},
 		{"constant(1s).take(3)", func(rand.Source) Schedule { return Constant(time.Second).Take(3) }},
 		{"decorrelated(10ms, 1s).take(8)", func(src rand.Source) Schedule {
-			return DecorrelatedJitter(10*parseMs, time.Second, src).Take(8)
+			return DecorrelatedJitter(10*time.Millisecond, time.Second, src).Take(8)
 		}},
 		{"smooth(100ms).within(30s)", func(src rand.Source) Schedule {
-			return SmoothJitter(100*parseMs, src).Within(30 * time.Second)
+			return SmoothJitter(100*time.Millisecond, src).Within(30 * time.Second)
 		}},
 		{"delays(1ms, 2ms).then(constant(1s).take(3))", func(rand.Source) Schedule {
-			return Delays(1*parseMs, 2*parseMs).Then(Constant(time.Second).Take(3))
+			return Delays(1*time.Millisecond, 2*time.Millisecond).Then(Constant(time.Second).Take(3))
 		}},
 		{"exponentialfactor(50ms, 1.6).jitter(0.2).cap(120s).atleast(20ms)", func(src rand.Source) Schedule {
-			return ExponentialFactor(50*parseMs, 1.6).Jitter(0.2, src).Cap(120 * time.Second).AtLeast(20 * parseMs)
+			return ExponentialFactor(50*time.Millisecond, 1.6).Jitter(0.2, src).Cap(120 * time.Second).AtLeast(20 * time.Millisecond)
 		}},
 		{"linear(1s).equaljitter.then(fibonacci(1ms).fulljitter.take(3)).take(60)", func(src rand.Source) Schedule {
-			return Linear(time.Second).EqualJitter(src).Then(Fibonacci(parseMs).FullJitter(src).Take(3)).Take(60)
+			return Linear(time.Second).EqualJitter(src).Then(Fibonacci(time.Millisecond).FullJitter(src).Take(3)).Take(60)
 		}},
 		{"delays(3s, 1s).fulljitter.then(smoothjitter(1s).take(4)).then(decorrelatedjitter(1s, 1m))", func(src rand.Source) Schedule {
 			return Delays(3*time.Second, time.Second).FullJitter(src).
