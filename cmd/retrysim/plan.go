@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -153,7 +154,10 @@ func plan(spec string, s retry.Schedule, samples int) *planResult {
 //   - no jitter: every sample produced exactly the same delays;
 //   - never gives up: ranging once produced planForever delays;
 //   - piled up: a quarter or more of the samples of one retry equal its
-//     maximum although they vary, the mark of a jitter clamped by a later cap.
+//     maximum although they vary, the mark of a jitter clamped by a later
+//     cap. This one also reads the spec, and warns only if a jitter
+//     combinator comes before a cap there: decorrelated(...) piles up at its
+//     limit by design.
 func planWarnings(p *planResult, values [][]float64) []string {
 	w := []string{}
 	if k := len(p.Delays); k > 0 {
@@ -178,7 +182,7 @@ func planWarnings(p *planResult, values [][]float64) []string {
 				at++
 			}
 		}
-		if slices.Min(v) < top && at*4 >= len(v) {
+		if slices.Min(v) < top && at*4 >= len(v) && jitterBeforeCap.MatchString(p.spec) {
 			w = append(w, fmt.Sprintf("delays pile up at %s: %s of the %s delays are exactly that; "+
 				"a jitter placed before a cap is clamped there, so put .cap(...) before the jitter",
 				human(time.Duration(top)), percent(float64(at)/float64(len(v))), ordinal(i+1)))
@@ -233,6 +237,10 @@ func printPlan(w io.Writer, p *planResult) {
 		}
 	}
 }
+
+// jitterBeforeCap matches a spec in which a jitter combinator comes before a
+// cap.
+var jitterBeforeCap = regexp.MustCompile(`(?i)\.\s*(full|equal)?jitter\b.*\.\s*cap\s*\(`)
 
 // sorted sorts v in place and returns it; Quantiles then needs no copy.
 func sorted(v []float64) []float64 {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// smallHerd is a quick configuration for the model tests.
+func smallHerd() herdConfig {
+	return herdConfig{
+		clients: 1, outage: time.Hour, slice: 10 * time.Millisecond, capacity: 100,
+		base: 100 * time.Millisecond, limit: 10 * time.Second, every: time.Second, attempts: 5,
+		budgetRatio: 0.1, budgetReserve: 10, seed: 1,
+	}
+}
+
+func noop() {}
+
+// TestHerdFollowsTheSchedule checks that a lone client calls exactly when
+// retry.Exponential says: at 0, 100ms, 300ms, 700ms and 1.5s.
+func TestHerdFollowsTheSchedule(t *testing.T) {
+	cfg := smallHerd()
+	r := herdOne(&cfg, exponential, 0, noop)
+	want := map[int]bool{0: true, 10: true, 30: true, 70: true, 150: true}
+	for k, n := range r.series {
+		if want[k] != (n == 1) || n > 1 {
+			t.Errorf("slice %d has %d calls", k, n)
+		}
+	}
+	if r.Calls != 5 || r.GaveUp != 1 || r.P50 != nil {
+		t.Errorf("calls %d, gave up %v, p50 %v; want 5 calls, all gave up, no p50", r.Calls, r.GaveUp, r.P50)
+	}
+}
+
+// TestHerdCapacity checks the server: 50 clients in lockstep every 100ms,
+// 10 served per slice, so 50+40+30+20+10 calls and the last success at 400ms.
+func TestHerdCapacity(t *testing.T) {
+	cfg := smallHerd()
+	cfg.clients, cfg.outage, cfg.capacity, cfg.every, cfg.attempts = 50, 0, 10, 100*time.Millisecond, 100
+	r := herdOne(&cfg, constant, 0, noop)
+	if r.Calls != 150 || r.Peak != 50 || r.GaveUp != 0 || *r.Max != 400 || *r.P50 != 200 {
+		t.Errorf("got calls %d, peak %d, gave up %v, p50 %v, max %v; want 150, 50, 0, 200, 400",
+			r.Calls, r.Peak, r.GaveUp, *r.P50, *r.Max)
+	}
+}
+
+// TestHerdBudget checks that full+budget uses a real retry.Budget: with no
+// reserve it allows no retry at all, and with a large one nobody gives up.
+func TestHerdBudget(t *testing.T) {
+	cfg := smallHerd()
+	cfg.clients, cfg.outage, cfg.attempts = 200, 500*time.Millisecond, 10
+	cfg.budgetRatio, cfg.budgetReserve = 0.5, 0
+	if r := herdOne(&cfg, fullBudget, 0, noop); r.Calls != 200 || r.GaveUp != 1 {
+		t.Errorf("reserve 0: calls %d, gave up %v; want 200, all", r.Calls, r.GaveUp)
+	}
+	cfg.budgetReserve = 100000
+	r := herdOne(&cfg, fullBudget, 0, noop)
+	plain := herdOne(&cfg, full, 0, noop)
+	if r.GaveUp != 0 || r.Calls != plain.Calls {
+		t.Errorf("large reserve: calls %d, gave up %v; want %d calls as without a budget, none gave up",
+			r.Calls, r.GaveUp, plain.Calls)
+	}
+}
+
+// TestHerdJitterCures checks the point of the default run, on a smaller
+// fleet: jitter keeps the load after recovery near capacity, lockstep does
+// not.
+func TestHerdJitterCures(t *testing.T) {
+	cfg := smallHerd()
+	cfg.clients, cfg.outage, cfg.capacity, cfg.attempts, cfg.strategies = 400, 2*time.Second, 4, 10, herdStrategies
+	byName := map[string]herdResult{}
+	for _, r := range runHerd(cfg, noop) {
+		byName[r.Strategy] = r
+	}
+	for _, st := range []string{"constant", "exponential"} {
+		if byName[st].Peak < 200 {
+			t.Errorf("%s: peak %d after recovery, want the whole lockstep herd", st, byName[st].Peak)
+		}
+	}
+	for _, st := range []string{"full", "decorrelated", "smooth"} {
+		if byName[st].Peak > 5*cfg.capacity || byName[st].GaveUp > 0.05 {
+			t.Errorf("%s: peak %d, gave up %v; want near capacity and few give-ups", st, byName[st].Peak, byName[st].GaveUp)
+		}
+	}
+}

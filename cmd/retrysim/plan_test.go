@@ -1,0 +1,118 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPlanExact is the exact case: the six delays of
+// exponential(100ms).cap(2s).take(6), in text and in JSON.
+func TestPlanExact(t *testing.T) {
+	const spec = "exponential(100ms).cap(2s).take(6)"
+	stdout, stderr, code := cli(t, "plan", "-schedule", spec)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var delays []string
+	for line := range strings.Lines(stdout) {
+		if f := strings.Fields(line); len(f) == 2 && (f[0] == "retry" || f[0] >= "1" && f[0] <= "9") {
+			delays = append(delays, f[1])
+		}
+	}
+	want := []string{"delay", "100ms", "200ms", "400ms", "800ms", "1.6s", "2s"}
+	if !slices.Equal(delays, want) {
+		t.Errorf("delay column = %q, want %q\n%s", delays, want, stdout)
+	}
+	if !strings.Contains(stdout, "7 attempts") || !strings.Contains(stdout, "total wait: median 5.1s, p99 5.1s, worst 5.1s") {
+		t.Errorf("missing attempts or total:\n%s", stdout)
+	}
+
+	var p planResult
+	mustJSON(t, &p, "plan", "-json", "-schedule", spec)
+	wantMs := []float64{100, 200, 400, 800, 1600, 2000}
+	if p.Attempts == nil || *p.Attempts != 7 || len(p.Delays) != len(wantMs) {
+		t.Fatalf("attempts %v, %d delays; want 7 attempts, 6 delays", p.Attempts, len(p.Delays))
+	}
+	for i, d := range p.Delays {
+		if d.Min != wantMs[i] || d.P50 != wantMs[i] || d.P99 != wantMs[i] || d.Max != wantMs[i] {
+			t.Errorf("delay %d = %+v, want exactly %vms", i+1, d, wantMs[i])
+		}
+	}
+	if p.Total != (totalStats{5100, 5100, 5100}) {
+		t.Errorf("total = %+v, want 5100ms", p.Total)
+	}
+}
+
+func TestPlanWarnings(t *testing.T) {
+	cases := []struct {
+		spec     string
+		attempts int // 0: never gives up
+		want     []string
+	}{
+		{"exponential(100ms)", 0, []string{"no cap: the 30th delay is 1.7 years", "no jitter", "never gives up"}},
+		{"exponential(100ms).cap(2s).take(6)", 7, []string{"no jitter"}},
+		{"exponential(100ms).cap(2s).fulljitter.take(5)", 6, nil},
+		{"exponential(1s).take(20)", 21, []string{"no cap: the 20th delay is 6.07 days", "no jitter"}},
+		{"exponential(100ms).fulljitter.cap(1s).take(8)", 9, []string{"delays pile up at 1s"}},
+		{"decorrelated(100ms, 2s)", 0, []string{"never gives up"}},
+		{"exponential(100ms).JitTer(0.5).then(constant(1s).take(2)).cap(1s).take(9)", 10, []string{"delays pile up at 1s"}},
+		{"smooth(100ms).within(1m)", -1, nil},
+		{"constant(1s).within(3500ms)", 4, []string{"no jitter"}},
+		{"delays()", 1, nil},
+		{"take(3)", -2, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			if c.attempts == -2 {
+				if _, _, code := cli(t, "plan", "-schedule", c.spec); code != 2 {
+					t.Errorf("exit %d, want 2", code)
+				}
+				return
+			}
+			var p planResult
+			mustJSON(t, &p, "plan", "-json", "-samples", "2000", "-schedule", c.spec)
+			switch {
+			case c.attempts == 0 && p.Attempts != nil:
+				t.Errorf("attempts = %d, want none (never gives up)", *p.Attempts)
+			case c.attempts > 0 && (p.Attempts == nil || *p.Attempts != c.attempts):
+				t.Errorf("attempts = %v, want %d", p.Attempts, c.attempts)
+			}
+			if len(p.Warnings) != len(c.want) {
+				t.Errorf("warnings = %q, want %d: %q", p.Warnings, len(c.want), c.want)
+			}
+			for _, w := range c.want {
+				if !slices.ContainsFunc(p.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
+					t.Errorf("no warning says %q: %q", w, p.Warnings)
+				}
+			}
+		})
+	}
+}
+
+// TestPlanJitterBounds checks the statistics of a jittered schedule, which
+// retry.Parse draws from an unseeded generator, by their bounds only.
+func TestPlanJitterBounds(t *testing.T) {
+	var p planResult
+	mustJSON(t, &p, "plan", "-json", "-samples", "5000", "-schedule", "exponential(100ms).cap(1s).fulljitter.take(5)")
+	upper := []float64{100, 200, 400, 800, 1000}
+	for i, d := range p.Delays {
+		if !(0 <= d.Min && d.Min <= d.P50 && d.P50 <= d.P99 && d.P99 <= d.Max && d.Max <= upper[i]) {
+			t.Errorf("delay %d = %+v, want ordered within [0, %v]", i+1, d, upper[i])
+		}
+		if d.P50 < 0.4*upper[i] || d.P50 > 0.6*upper[i] {
+			t.Errorf("delay %d: median %v, want about half of %v", i+1, d.P50, upper[i])
+		}
+	}
+	if p.Total.Max > 2500 || p.Total.P50 > p.Total.P99 || p.Total.P99 > p.Total.Max {
+		t.Errorf("total = %+v, want ordered and at most 2.5s", p.Total)
+	}
+}
+
+func TestPlanLongScheduleIsCut(t *testing.T) {
+	stdout, _, code := cli(t, "plan", "-schedule", "constant(1ms).take(100)")
+	if code != 0 || !strings.Contains(stdout, "101 attempts") || !strings.Contains(stdout, "... 70 more") ||
+		!strings.Contains(stdout, "total wait: median 100ms") {
+		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}
