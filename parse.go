@@ -44,9 +44,11 @@ import (
 // matched without regard to case, so "Exponential(1s).Cap(1m)" is valid too.
 // A name that takes no arguments may omit its parentheses. A duration is
 // anything time.ParseDuration accepts ("1.5s", "1m30s", "0"); a number is
-// anything strconv.ParseFloat accepts; a count is a decimal integer. The
-// jitter combinators draw from math/rand/v2's goroutine-safe generator, so
-// the Schedule is safe for concurrent use like any other.
+// anything strconv.ParseFloat accepts; a count is a decimal integer. All the
+// randomness (fulljitter, equaljitter, jitter, decorrelated, smooth) comes
+// from math/rand/v2's goroutine-safe generator, so the Schedule may be ranged
+// by any number of goroutines at once, like any other. Parse itself is safe
+// for concurrent use.
 //
 // Parse is safe for untrusted input: it never panics, and every value that
 // would make the Go API panic (a negative duration, a factor below 1 or NaN
