@@ -1,0 +1,254 @@
+package retryhttp
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/seed-b8c8f69d/retry"
+)
+
+// DefaultDrainLimit is the number of bytes of a failed attempt's response
+// body that a Transport whose DrainLimit is 0 reads and discards before
+// closing it: enough for the error page of most servers, so that the
+// connection goes back to the pool, and little enough that an endless body
+// cannot hold up the retry.
+const DefaultDrainLimit = 64 << 10
+
+// defaultSchedule is the Schedule of a Transport made with a nil Schedule:
+// up to 4 retries (5 attempts) after waits drawn uniformly from [0, 100ms],
+// [0, 200ms], [0, 400ms] and [0, 800ms]. It is built once; a Schedule is a
+// value, so every request ranges over it afresh.
+var defaultSchedule = retry.Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(nil).Take(4)
+
+// calls recycles the per-request state of RoundTrip, so that a request that
+// succeeds at once allocates nothing in the Transport.
+var calls = sync.Pool{New: func() any {
+	c := new(call)
+	c.fn = c.attempt
+	return c
+}}
+
+// defaultOptions are the options of a zero Transport.
+var defaultOptions = []retry.Option{discardOnRetry}
+
+// A Transport is an http.RoundTripper that sends each request through a base
+// RoundTripper and retries it with retry.Retry when that is safe and
+// worthwhile.
+//
+// Which requests: only those that can be sent twice without harm, that is
+// whose method is GET, HEAD, OPTIONS, TRACE, PUT or DELETE, or whose Header
+// holds an "Idempotency-Key" or "X-Idempotency-Key" entry (as for
+// http.Transport, an entry with no values marks the request without being
+// sent), and whose body can be rewound: Body is nil or http.NoBody, or
+// GetBody is set (http.NewRequest sets it for the common body types). Every
+// other request, such as a POST without an idempotency key or a PUT whose
+// body is a plain io.Reader, is passed to the base once, unchanged.
+//
+// What is retried: a transport error that RetryError accepts, and a
+// response whose status RetryStatus accepts. Any other response, including
+// every 2xx, 3xx and most 4xx, ends the retries and is returned. A 429 or
+// 503 response with a Retry-After header (delay-seconds or HTTP-date) pushes
+// the next attempt back as retry.RetryAfter and retry.RetryAt describe:
+// bounded by retry.MaxPushback (1 minute by default), read against the clock
+// of retry.WithClock, and never past the context's deadline: if the wait
+// would end after it, the retries stop at once. A malformed Retry-After is
+// ignored.
+//
+// Each attempt is sent under the request's context; the first attempt sends
+// the request as it is, later ones a shallow copy with the body rewound
+// through GetBody, so every attempt carries the full, identical body and the
+// same headers, including the idempotency key. The response of a failed
+// attempt is drained (up to DrainLimit bytes) and closed before the wait
+// that precedes the next one, so keep-alive connections are reused. A body
+// that stalls rather than ends holds up that drain until the request's
+// context ends.
+//
+// When the retries stop, RoundTrip returns the last response exactly as the
+// base returned it (status, headers and unread body, with Request set to the
+// caller's request), or the last transport error as the base returned it;
+// never an error that hides a response. The one exception is the end of the
+// request's context: if it ends before the first attempt, or while waiting
+// between attempts, or after a failed attempt whose response was already
+// discarded, RoundTrip returns context.Cause of the context, having closed
+// everything it opened. A failed attempt whose response is still unread
+// when the context ends is returned as it is, as a client without retries
+// would.
+//
+// The options given to NewTransport apply to every request: WithClock,
+// WithBudget (one Budget may be shared by many Transports), MaxPushback, If,
+// OnRetry and AttemptTimeout all work. If predicates and OnRetry hooks see
+// the transport error, or a *StatusError for a retried status. With
+// retry.AttemptTimeout(d), each attempt must receive its response headers
+// within d or it is abandoned and retried; the response body returned to the
+// caller is not bound by d and stays readable under the request's context
+// until it is closed.
+//
+// A Transport is safe for concurrent use by multiple goroutines. Its
+// exported fields must be set before its first use and not changed after.
+// The zero Transport is usable: it behaves like NewTransport(nil, nil).
+type Transport struct {
+	// RetryStatus reports whether a response with status code code is a
+	// failed attempt to retry. nil means DefaultRetryStatus. It may be
+	// called concurrently from several requests.
+	RetryStatus func(code int) bool
+
+	// RetryError reports whether an error from the base RoundTripper is
+	// worth retrying. nil means retry.IsTransient, which accepts timeouts
+	// and refused or reset connections but not, for example, a malformed
+	// response or an io.EOF. It may be called concurrently from several
+	// requests. An attempt cut short by retry.AttemptTimeout is retried
+	// whatever RetryError says.
+	RetryError func(err error) bool
+
+	// DrainLimit is the most bytes read and discarded from the body of a
+	// failed attempt's response before it is closed. A body longer than
+	// that is closed unread, which costs its connection instead of time. 0
+	// means DefaultDrainLimit; a negative value closes bodies without
+	// reading them.
+	DrainLimit int64
+
+	base     http.RoundTripper // nil: http.DefaultTransport
+	schedule retry.Schedule    // nil: defaultSchedule
+	opts     []retry.Option    // discardOnRetry followed by the caller's options
+}
+
+// NewTransport returns a Transport that sends requests through base and
+// retries them on schedule s with opts (see Transport for what is retried).
+//
+// A nil base means http.DefaultTransport, read at each request. A nil s
+// means the default schedule: up to 4 retries after waits drawn uniformly
+// from [0, 100ms], [0, 200ms], [0, 400ms] and [0, 800ms], that is
+// retry.Exponential(100*time.Millisecond).Cap(2*time.Second).FullJitter(nil).Take(4).
+// Without a context deadline or a Take, an infinite s retries for as long as
+// attempts fail. NewTransport copies opts, so later changes to the caller's
+// slice do not affect the Transport.
+func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
+	o := make([]retry.Option, 0, len(opts)+1)
+	o = append(o, discardOnRetry)
+	o = append(o, opts...)
+	return &Transport{base: base, schedule: s, opts: o}
+}
+
+// NewClient returns an http.Client whose Transport is
+// NewTransport(nil, s, opts...), a Transport on http.DefaultTransport. The
+// client's CloseIdleConnections reaches http.DefaultTransport through it.
+func NewClient(s retry.Schedule, opts ...retry.Option) *http.Client {
+	return &http.Client{Transport: NewTransport(nil, s, opts...)}
+}
+
+// RoundTrip sends req and retries it as described on Transport, then returns
+// the last response or error. It follows the http.RoundTripper contract: it
+// does not modify req, it closes req.Body (through the base, or itself if no
+// attempt is made), and it returns either a response or an error, never
+// both.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if !replayable(req) {
+		return base.RoundTrip(req)
+	}
+	s, opts := t.schedule, t.opts
+	if s == nil {
+		s = defaultSchedule
+	}
+	if opts == nil {
+		opts = defaultOptions
+	}
+	ctx := req.Context()
+	c := calls.Get().(*call)
+	c.t, c.base, c.req = t, base, req
+	resp, err := retry.Retry(ctx, s, c.fn, opts...)
+	if err != nil {
+		resp, err = c.result(ctx, err)
+	}
+	c.reset()
+	calls.Put(c)
+	return resp, err
+}
+
+// CloseIdleConnections calls the CloseIdleConnections method of the base
+// RoundTripper, if it has one, so that http.Client.CloseIdleConnections works
+// through a Transport.
+func (t *Transport) CloseIdleConnections() {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if c, ok := base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// replayable reports whether req may be sent more than once: an idempotent
+// method or an idempotency key, and a body that can be rewound.
+func replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	if _, ok := req.Header["Idempotency-Key"]; ok {
+		return true
+	}
+	_, ok := req.Header["X-Idempotency-Key"]
+	return ok
+}
+
+func (t *Transport) retryStatus(code int) bool {
+	if t.RetryStatus == nil {
+		return DefaultRetryStatus(code)
+	}
+	return t.RetryStatus(code)
+}
+
+func (t *Transport) retryError(err error) bool {
+	if t.RetryError == nil {
+		return retry.IsTransient(err)
+	}
+	return t.RetryError(err)
+}
+
+func (t *Transport) drainLimit() int64 {
+	if t.DrainLimit == 0 {
+		return DefaultDrainLimit
+	}
+	return t.DrainLimit
+}
+
+// result turns the error with which retry.Retry gave up into what RoundTrip
+// returns: the last attempt's response or error, or the context's error.
+func (c *call) result(ctx context.Context, err error) (*http.Response, error) {
+	if c.n == 0 {
+		// The context ended before the first attempt: nothing reached the
+		// base, so closing the body is up to us.
+		if c.req.Body != nil {
+			c.req.Body.Close()
+		}
+		return nil, context.Cause(ctx)
+	}
+	last := err
+	if re, ok := err.(*retry.Error); ok {
+		last = re.Last
+	}
+	if se, ok := last.(*StatusError); ok {
+		if !se.discarded {
+			return se.resp, nil
+		}
+		if ctx.Err() == nil {
+			// Only a Clock whose Sleep fails on its own gets here: the
+			// response is gone and the clock's error is the reason.
+			return nil, err
+		}
+		return nil, context.Cause(ctx)
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	return nil, last
+}
