@@ -61,6 +61,8 @@ func (e *Error) Error() string {
 // Unwrap returns the reason and the last error, for errors.Is and errors.As.
 func (e *Error) Unwrap() []error {
 	switch {
+	case e.reason == nil && e.Last == nil:
+		return nil
 	case e.reason == nil:
 		return []error{e.Last}
 	case e.Last == nil:
@@ -136,4 +138,27 @@ func unmark(err error) error {
 			return err
 		}
 	}
+}
+
+// gaveUp reports whether err's tree holds an *Error, that is, a Retry that
+// already gave up. It walks the tree by hand: errors.As would allocate.
+func gaveUp(err error) bool {
+	for err != nil {
+		switch e := err.(type) {
+		case *Error:
+			return true
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if gaveUp(inner) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
 }

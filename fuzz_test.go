@@ -104,7 +104,7 @@ func buildSource(r *bytesReader, src rand.Source) (Schedule, model) {
 		}
 		return Delays(ds...), m
 	case 6:
-		base := r.duration()
+		base := max(r.duration(), 1)
 		limit := addSat(base, r.duration())
 		m.lower, m.upper, m.monotone, m.random = base, limit, false, true
 		return DecorrelatedJitter(base, limit, src), m

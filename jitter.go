@@ -18,9 +18,13 @@ import (
 // step. Because it is capped inside the recurrence, it needs no Cap. src is
 // used as in FullJitter.
 //
-// DecorrelatedJitter panics if base is negative or limit is less than base.
+// DecorrelatedJitter panics if base is not positive (each delay grows from
+// the one before, so a base of 0 would stay 0 forever) or limit is less than
+// base.
 func DecorrelatedJitter(base, limit time.Duration, src rand.Source) Schedule {
-	mustNonNegative("DecorrelatedJitter", "base", base)
+	if base <= 0 {
+		panic("retry: DecorrelatedJitter: base " + base.String() + " is not positive")
+	}
 	if limit < base {
 		panic("retry: DecorrelatedJitter: limit " + limit.String() + " is less than base " + base.String())
 	}

@@ -262,6 +262,9 @@ func (p *parser) source(name string, pos int) (Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d == 0 {
+		return nil, p.fail(args[0].pos, "base "+args[0].text+" is not positive")
+	}
 	if limit < d {
 		return nil, p.fail(args[1].pos, "limit "+args[1].text+" is less than base "+args[0].text)
 	}

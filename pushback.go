@@ -2,7 +2,7 @@ package retry
 
 import "time"
 
-// DefaultMaxPushback is the longest wait a server can impose through
+// defaultMaxPushback is the longest wait a server can impose through
 // RetryAfter or RetryAt when no MaxPushback option is given.
 const defaultMaxPushback = time.Minute
 

@@ -31,8 +31,8 @@ import (
 //
 // The methods apply in the order written: Cap then FullJitter draws below the
 // cap, while FullJitter then Cap draws first and clamps afterwards, piling
-// delays up at the cap. Only the sources Delays, Take and Within make a
-// Schedule finite.
+// delays up at the cap. Every source but Delays is infinite; Take and Within
+// make a Schedule finite.
 type Schedule iter.Seq[time.Duration]
 
 // Constant returns the infinite Schedule d, d, d, …

@@ -18,9 +18,11 @@ import (
 //   - a *net.DNSError that is temporary or a timeout (not "no such host").
 //
 // It is false for nil, for anything marked Permanent, for context.Canceled
-// (even when a timeout is in the tree too: someone gave up on the call), and
-// for every error it does not recognise: an unknown error is not assumed to
-// heal. One recognised error anywhere in the tree is enough, so
+// (even when a timeout is in the tree too: someone gave up on the call), for
+// an *Error (a Retry further down already retried and gave up: retrying at
+// every layer multiplies the calls, 3 tries at each of 3 layers making 27 at
+// the bottom), and for every error it does not recognise: an unknown error is
+// not assumed to heal. One recognised error anywhere in the tree is enough, so
 // errors.Join(notFound, reset) is transient. Whatever it says, Retry never
 // retries once the caller's own context is done.
 //
@@ -31,6 +33,9 @@ func IsTransient(err error) bool {
 		return false
 	}
 	if permanent, _ := markers(err); permanent {
+		return false
+	}
+	if gaveUp(err) {
 		return false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {

@@ -282,6 +282,14 @@ func TestIsTransient(t *testing.T) {
 			return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 		}, true},
 		{"permanent timeout", func(*testing.T) error { return retry.Permanent(os.ErrDeadlineExceeded) }, false},
+		{"a retry that gave up on a timeout", func(t *testing.T) error {
+			// Retrying at a second layer multiplies the calls to the first.
+			return retry.Do(t.Context(), retry.Delays(), func(context.Context) error { return os.ErrDeadlineExceeded })
+		}, false},
+		{"a wrapped retry that gave up on a reset", func(t *testing.T) error {
+			err := retry.Do(t.Context(), retry.Delays(), func(context.Context) error { return syscall.ECONNRESET })
+			return fmt.Errorf("load user: %w", err)
+		}, false},
 		{"wrapped permanent reset", func(*testing.T) error {
 			return fmt.Errorf("call: %w", retry.Permanent(syscall.ECONNRESET))
 		}, false},
