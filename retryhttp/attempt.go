@@ -132,10 +132,18 @@ func (e *rewindError) Error() string {
 func (e *rewindError) Unwrap() error { return e.err }
 
 // cancelBody is a response body that releases its attempt's context when
-// closed.
+// it is closed or read to the end, as http.Client does for its Timeout.
 type cancelBody struct {
 	io.ReadCloser
 	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.cancel()
+	}
+	return n, err
 }
 
 func (b *cancelBody) Close() error {

@@ -34,9 +34,9 @@ func DefaultRetryStatus(code int) bool {
 // response itself.
 //
 // A StatusError deliberately gives no access to the response, whose body the
-// Transport drains and closes before retrying. Its fields are set before a
-// predicate or hook sees it and never change, so it may be read from any
-// goroutine.
+// Transport drains and closes before retrying. Its exported fields are set
+// before a predicate or hook sees it and never change, so they may be read
+// from any goroutine.
 type StatusError struct {
 	// StatusCode is the response's status code, such as 503.
 	StatusCode int
@@ -74,6 +74,9 @@ func (e *StatusError) discard() {
 	e.discarded = true
 	body := e.resp.Body
 	e.resp = nil
+	if body == nil { // a base that breaks the RoundTripper contract
+		return
+	}
 	if e.drain > 0 {
 		_, _ = io.CopyN(io.Discard, body, e.drain)
 	}

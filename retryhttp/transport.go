@@ -65,21 +65,26 @@ var defaultOptions = []retry.Option{discardOnRetry}
 // that stalls rather than ends holds up that drain until the request's
 // context ends.
 //
-// When the retries stop, RoundTrip returns the last response exactly as the
-// base returned it (status, headers and unread body, with Request set to the
-// caller's request), or the last transport error as the base returned it;
-// never an error that hides a response. The one exception is the end of the
-// request's context: if it ends before the first attempt, or while waiting
-// between attempts, or after a failed attempt whose response was already
-// discarded, RoundTrip returns context.Cause of the context, having closed
-// everything it opened. A failed attempt whose response is still unread
-// when the context ends is returned as it is, as a client without retries
-// would.
+// When the retries stop, RoundTrip returns the last attempt's response
+// exactly as the base returned it (status, headers and unread body, with
+// Request set to the caller's request), or the last attempt's error as the
+// base returned it; never an error that hides a response. The request's
+// context changes that in three cases, where RoundTrip returns
+// context.Cause of the context instead, having closed everything it opened:
+// when the context is done before the first attempt (no attempt is made),
+// when it ends during a wait between attempts (the failed attempt's
+// response is already closed by then), and when it is done after an attempt
+// that failed with an error. A response is returned as it is even if the
+// context ends after it arrived, as with a client without retries; its body
+// then reports the context's error.
 //
 // The options given to NewTransport apply to every request: WithClock,
 // WithBudget (one Budget may be shared by many Transports), MaxPushback, If,
 // OnRetry and AttemptTimeout all work. If predicates and OnRetry hooks see
-// the transport error, or a *StatusError for a retried status. With
+// the base's error, or a *StatusError for a retried status; OnRetry hooks
+// run after the failed attempt's response has been closed. A request sent
+// once because it is not replayable does not go through retry.Retry, so it
+// neither deposits into nor draws from a Budget. With
 // retry.AttemptTimeout(d), each attempt must receive its response headers
 // within d or it is abandoned and retried; the response body returned to the
 // caller is not bound by d and stays readable under the request's context
