@@ -1,0 +1,49 @@
+package retryhttp
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/seed-b8c8f69d/retry"
+)
+
+// stubBase answers every request with the same response, allocating nothing.
+type stubBase struct{ resp *http.Response }
+
+func (b stubBase) RoundTrip(*http.Request) (*http.Response, error) { return b.resp, nil }
+
+// TestAllocs guards the hot path: a request that succeeds at once costs the
+// Transport no allocation, with or without options.
+func TestAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	base := stubBase{&http.Response{StatusCode: 200, Body: http.NoBody}}
+	req, err := http.NewRequest(http.MethodGet, "http://example.test/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		rt   *Transport
+	}{
+		{"defaults", NewTransport(base, nil)},
+		{"zero Transport", &Transport{base: base}},
+		{"options", NewTransport(base, retry.Constant(0).Take(3),
+			retry.WithBudget(retry.NewBudget(0.1, 10)),
+			retry.OnRetry(func(retry.Attempt) {}),
+			retry.If(retry.IsTransient),
+			retry.MaxPushback(0))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, err := tt.rt.RoundTrip(req); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("RoundTrip allocates %v times per successful request, want 0", allocs)
+			}
+		})
+	}
+}

@@ -1,0 +1,83 @@
+package retryhttp
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/seed-b8c8f69d/retry"
+)
+
+// BenchmarkTransport measures a successful GET against a loopback server
+// through a bare http.Client and through a Transport on the same kind of
+// base, so the Transport's overhead on the happy path reads off one run:
+//
+//	go test -run '^$' -bench Transport -count 6 ./retryhttp/ > bench.txt
+//	benchstat -col /client bench.txt
+func BenchmarkTransport(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	clients := []struct {
+		name string
+		wrap func(http.RoundTripper) http.RoundTripper
+	}{
+		{"bare", func(base http.RoundTripper) http.RoundTripper { return base }},
+		{"retryhttp", func(base http.RoundTripper) http.RoundTripper { return NewTransport(base, nil) }},
+		{"retryhttp-timeout", func(base http.RoundTripper) http.RoundTripper {
+			return NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))
+		}},
+	}
+	for _, c := range clients {
+		b.Run("client="+c.name, func(b *testing.B) {
+			base := &http.Transport{}
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: c.wrap(base)}
+			req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkTransportOverhead isolates the Transport's own cost on the happy
+// path: the base answers at once from memory, so the difference between the
+// two is all the Transport's doing, free of network noise.
+func BenchmarkTransportOverhead(b *testing.B) {
+	base := stubBase{&http.Response{StatusCode: 200, Body: http.NoBody}}
+	req, err := http.NewRequest(http.MethodGet, "http://example.test/", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{
+		{"bare", base},
+		{"retryhttp", NewTransport(base, nil)},
+		{"retryhttp-options", NewTransport(base, nil, retry.WithBudget(retry.NewBudget(0.1, 10)), retry.OnRetry(func(retry.Attempt) {}))},
+		{"retryhttp-timeout", NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))},
+	} {
+		b.Run("client="+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.rt.RoundTrip(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
