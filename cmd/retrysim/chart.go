@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -82,9 +83,16 @@ func saveGrid(path string, plots [][]*plot.Plot, w, h vg.Length) error {
 	return f.Close()
 }
 
-// newPlot returns a plot with the house fonts: small enough for a grid.
+// sans is the typeface of every chart; plot's default is a serif.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// newPlot returns a plot in sans-serif, small enough for a grid.
 func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
+	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
+		f.Typeface, f.Variant = sans.Typeface, sans.Variant
+	}
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
@@ -125,7 +133,7 @@ func herdImage(path string, cfg *herdConfig, results []herdResult) error {
 			r.Strategy, r.Calls, r.Peak, percent(r.GaveUp))
 		xLabel := ""
 		if i == len(results)-1 {
-			xLabel = "seconds since the outage began"
+			xLabel = "seconds since the outage began (shaded: the outage; dashed: capacity; spikes clipped at the top)"
 		}
 		p := newPlot(title, xLabel, fmt.Sprintf("calls / %v", cfg.slice))
 		p.Title.TextStyle.Font.Size = vg.Points(9)

@@ -97,7 +97,7 @@ func runHerd(cfg herdConfig, done func()) []herdResult {
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			results[i] = herdOne(&cfg, st, uint64(i), done)
+			results[i] = herdOne(&cfg, st, done)
 			<-sem
 		}()
 	}
@@ -105,13 +105,13 @@ func runHerd(cfg herdConfig, done func()) []herdResult {
 	return results
 }
 
-// herdOne simulates one strategy; stream selects its random sequence.
-func herdOne(cfg *herdConfig, st strategy, stream uint64, done func()) herdResult {
+// herdOne simulates one strategy, with the random sequence of its id.
+func herdOne(cfg *herdConfig, st strategy, done func()) herdResult {
 	base := cfg.base
 	if st == constant {
 		base = cfg.every
 	}
-	sched := st.schedule(base, cfg.limit, pcg(cfg.seed, stream)).Take(cfg.attempts - 1)
+	sched := st.schedule(base, cfg.limit, pcg(cfg.seed, st.id())).Take(cfg.attempts - 1)
 	var budget *retry.Budget
 	if st == fullBudget {
 		budget = retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)

@@ -20,7 +20,7 @@ func noop() {}
 // retry.Exponential says: at 0, 100ms, 300ms, 700ms and 1.5s.
 func TestHerdFollowsTheSchedule(t *testing.T) {
 	cfg := smallHerd()
-	r := herdOne(&cfg, exponential, 0, noop)
+	r := herdOne(&cfg, exponential, noop)
 	want := map[int]bool{0: true, 10: true, 30: true, 70: true, 150: true}
 	for k, n := range r.series {
 		if want[k] != (n == 1) || n > 1 {
@@ -37,7 +37,7 @@ func TestHerdFollowsTheSchedule(t *testing.T) {
 func TestHerdCapacity(t *testing.T) {
 	cfg := smallHerd()
 	cfg.clients, cfg.outage, cfg.capacity, cfg.every, cfg.attempts = 50, 0, 10, 100*time.Millisecond, 100
-	r := herdOne(&cfg, constant, 0, noop)
+	r := herdOne(&cfg, constant, noop)
 	if r.Calls != 150 || r.Peak != 50 || r.GaveUp != 0 || *r.Max != 400 || *r.P50 != 200 {
 		t.Errorf("got calls %d, peak %d, gave up %v, p50 %v, max %v; want 150, 50, 0, 200, 400",
 			r.Calls, r.Peak, r.GaveUp, *r.P50, *r.Max)
@@ -50,12 +50,12 @@ func TestHerdBudget(t *testing.T) {
 	cfg := smallHerd()
 	cfg.clients, cfg.outage, cfg.attempts = 200, 500*time.Millisecond, 10
 	cfg.budgetRatio, cfg.budgetReserve = 0.5, 0
-	if r := herdOne(&cfg, fullBudget, 0, noop); r.Calls != 200 || r.GaveUp != 1 {
+	if r := herdOne(&cfg, fullBudget, noop); r.Calls != 200 || r.GaveUp != 1 {
 		t.Errorf("reserve 0: calls %d, gave up %v; want 200, all", r.Calls, r.GaveUp)
 	}
 	cfg.budgetReserve = 100000
-	r := herdOne(&cfg, fullBudget, 0, noop)
-	plain := herdOne(&cfg, full, 0, noop)
+	r := herdOne(&cfg, fullBudget, noop)
+	plain := herdOne(&cfg, full, noop)
 	if r.GaveUp != 0 || r.Calls != plain.Calls {
 		t.Errorf("large reserve: calls %d, gave up %v; want %d calls as without a budget, none gave up",
 			r.Calls, r.GaveUp, plain.Calls)

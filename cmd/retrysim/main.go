@@ -26,17 +26,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"golang.org/x/term"
 )
 
 func main() {
-	// The simulations keep every client's coroutine alive at once and churn
-	// through short-lived retry state; collecting less often saves about a
-	// fifth of the run time for a few tens of megabytes.
-	debug.SetGCPercent(400)
 	tty := term.IsTerminal(int(os.Stderr.Fd()))
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, tty))
 }

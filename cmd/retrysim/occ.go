@@ -60,8 +60,9 @@ type occTrial struct {
 
 // runOcc runs every trial of every combination of clients and strategy on
 // GOMAXPROCS workers, and returns the means in the order clients, then
-// strategies. Each trial has its own seeded sources, derived from its
-// position, so the results do not depend on how the workers interleave.
+// strategies. Each trial has its own seeded sources, derived from its number
+// of clients, strategy and trial number, so the results depend neither on how
+// the workers interleave nor on the other numbers and strategies compared.
 // done is called once per finished trial.
 func runOcc(cfg occConfig, done func()) []occResult {
 	type task struct{ ci, si, trial int }
@@ -74,9 +75,9 @@ func runOcc(cfg occConfig, done func()) []occResult {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for t := range tasks {
-				cell := t.ci*len(cfg.strategies) + t.si
-				stream := uint64(cell)<<32 | uint64(t.trial)
-				trials[cell][t.trial] = occOne(&cfg, cfg.clients[t.ci], cfg.strategies[t.si], stream)
+				n, st := cfg.clients[t.ci], cfg.strategies[t.si]
+				stream := uint64(n)<<40 | st.id()<<32 | uint64(t.trial)
+				trials[t.ci*len(cfg.strategies)+t.si][t.trial] = occOne(&cfg, n, st, stream)
 				done()
 			}
 		})
@@ -110,7 +111,8 @@ func runOcc(cfg occConfig, done func()) []occResult {
 }
 
 // occOne runs one trial with n clients. The network and the schedules draw
-// from two separate seeded streams.
+// from two separate seeded streams, stream<<1 and stream<<1|1; stream must
+// be below 2⁶³.
 func occOne(cfg *occConfig, n int, st strategy, stream uint64) occTrial {
 	net := rand.New(pcg(cfg.seed, stream<<1))
 	sched := st.schedule(cfg.base, cfg.limit, pcg(cfg.seed, stream<<1|1))

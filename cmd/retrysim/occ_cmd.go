@@ -143,10 +143,12 @@ func printOcc(w io.Writer, cfg *occConfig, results []occResult) {
 }
 
 // occImage draws two panels side by side, calls and time against the number
-// of clients, one line per strategy.
+// of clients, one line per strategy. Time is on a log scale: without jitter,
+// exponential backoff takes ten times longer than the others.
 func occImage(path string, cfg *occConfig, results []occResult) error {
 	calls := newPlot("mean calls (conditional writes)", "clients", "calls")
-	times := newPlot("mean time until the last client is done", "clients", "seconds")
+	times := newPlot("mean time until the last client is done", "clients", "seconds (log scale)")
+	times.Y.Scale, times.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	for si, st := range cfg.strategies {
 		cxy := make(plotter.XYs, len(cfg.clients))
 		txy := make(plotter.XYs, len(cfg.clients))
@@ -175,6 +177,6 @@ func occImage(path string, cfg *occConfig, results []occResult) error {
 	}
 	calls.Legend.Top, calls.Legend.Left = true, true
 	calls.Legend.XOffs = vg.Millimeter * 2
-	calls.Y.Min, times.Y.Min = 0, 0
+	calls.Y.Min = 0
 	return saveGrid(path, [][]*plot.Plot{{calls, times}}, 8*vg.Inch, 3.5*vg.Inch)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -47,6 +48,20 @@ func (st strategy) schedule(base, limit time.Duration, src rand.Source) retry.Sc
 		return retry.SmoothJitter(base, src).Cap(limit)
 	}
 	panic("retrysim: unknown strategy " + string(st))
+}
+
+// allStrategies fixes the number of each strategy, which selects its random
+// sequence: a strategy draws the same numbers whichever others it is
+// compared with.
+var allStrategies = []strategy{none, constant, exponential, full, equal, decorrelated, smooth}
+
+// id returns the number of st in allStrategies. full+budget shares full's,
+// so that the two differ only by the Budget.
+func (st strategy) id() uint64 {
+	if st == fullBudget {
+		st = full
+	}
+	return uint64(slices.Index(allStrategies, st))
 }
 
 // pcg returns a seeded source for the stream-th independent random sequence
