@@ -37,7 +37,7 @@ func runOccCmd(args []string, o *output) error {
 	list := fs.String("strategies", joinStrategies(occStrategies), "comma-separated strategies to compare")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
-	out := fs.String("out", "", "write the chart to this .svg or .png file (relative to the working directory)")
+	out := fs.String("out", "", "write the chart to this .svg or .png file; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
 	if err := parseFlags(fs, args, o, occSummary); err != nil {
 		return err
 	}
