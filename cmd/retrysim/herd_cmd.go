@@ -38,7 +38,7 @@ func runHerdCmd(args []string, o *output) error {
 	fs.DurationVar(&cfg.base, "base", 100*time.Millisecond, "base delay of the exponential and jittered strategies")
 	fs.DurationVar(&cfg.limit, "cap", 10*time.Second, "cap on every delay")
 	fs.DurationVar(&cfg.every, "constant", time.Second, "delay of the constant strategy")
-	fs.IntVar(&cfg.attempts, "attempts", 10, "calls per client at most, the first included (Take(attempts-1))")
+	fs.IntVar(&cfg.attempts, "attempts", 10, "calls per client at most, the first included (Take(attempts-1)); at most 1000")
 	fs.Float64Var(&cfg.budgetRatio, "budget-ratio", 0.1, "retries per call that the Budget of full+budget allows")
 	fs.IntVar(&cfg.budgetReserve, "budget-reserve", 10, "reserve of the Budget of full+budget, in retries")
 	list := fs.String("strategies", joinStrategies(herdStrategies), "comma-separated strategies to compare")
@@ -94,8 +94,8 @@ func (cfg *herdConfig) validate() error {
 		return usagef("-cap %v is less than -base %v", cfg.limit, cfg.base)
 	case cfg.every < 0:
 		return usagef("-constant %v is negative", cfg.every)
-	case cfg.attempts < 1:
-		return usagef("-attempts %d is less than 1", cfg.attempts)
+	case cfg.attempts < 1 || cfg.attempts > 1000:
+		return usagef("-attempts %d is outside [1, 1000]", cfg.attempts)
 	case !(cfg.budgetRatio >= 0):
 		return usagef("-budget-ratio %v is negative", cfg.budgetRatio)
 	case cfg.budgetReserve < 0:

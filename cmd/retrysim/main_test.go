@@ -134,6 +134,7 @@ func TestBadCommandLine(t *testing.T) {
 		{"herd no clients", []string{"herd", "-clients", "0"}, "-clients 0 is outside"},
 		{"herd cap below base", []string{"herd", "-base", "1s", "-cap", "10ms"}, "-cap 10ms is less than -base 1s"},
 		{"herd no attempts", []string{"herd", "-attempts", "0"}, "-attempts 0"},
+		{"herd endless attempts", []string{"herd", "-base", "0", "-cap", "0", "-constant", "0", "-attempts", "1000000"}, "-attempts 1000000"},
 		{"herd unknown strategy", []string{"herd", "-strategies", "full,bogus"}, `unknown strategy "bogus"`},
 		{"herd strategy twice", []string{"herd", "-strategies", "full,full"}, `"full" given twice`},
 		{"herd bad image", []string{"herd", "-out", "chart.gif"}, "must end in .svg or .png"},
