@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/seed-b8c8f69d/retry"
 )
@@ -31,49 +32,54 @@ func (c *call) reset() {
 // (marked with the server's Retry-After, if any), or errAttemptTimeout.
 //
 // actx is the context Retry gives the attempt: the request's own context, or
-// with retry.AttemptTimeout one derived from it that ends after the timeout
-// and is cancelled as soon as attempt returns. A response body must outlive
-// that, so then the attempt is sent under a context of its own, derived from
-// the request's, which actx cancels only until the response headers arrive.
-// That context is released when the response body is closed.
+// with retry.AttemptTimeout one derived from it that ends at the attempt's
+// deadline and is cancelled as soon as attempt returns. A response body must
+// outlive that, so then the attempt is sent under a context of its own,
+// derived from the request's, which a timer set to actx's deadline cancels
+// only until the response headers arrive. That context is released when the
+// response body is closed or read to the end.
 func (c *call) attempt(actx context.Context) (*http.Response, error) {
 	c.n++
 	req := c.req
 	ctx := req.Context()
-	if c.n > 1 {
-		r := new(http.Request)
-		*r = *req
-		if req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, retry.Permanent(&rewindError{err})
-			}
-			r.Body = body
+	var body io.ReadCloser // the rewound body of a retry
+	if c.n > 1 && req.GetBody != nil {
+		var err error
+		if body, err = req.GetBody(); err != nil {
+			return nil, retry.Permanent(&rewindError{err})
 		}
-		req = r
 	}
 
-	// Done channels of the same context are equal; retry.Retry passes the
-	// request's context itself unless an AttemptTimeout is set.
 	var cancel context.CancelFunc
-	var stop func() bool
-	if actx.Done() != ctx.Done() {
+	var timer *time.Timer
+	if deadline, ok := attemptDeadline(actx, ctx); ok {
 		var rctx context.Context
 		rctx, cancel = context.WithCancel(ctx)
-		stop = context.AfterFunc(actx, cancel)
+		timer = time.AfterFunc(time.Until(deadline), cancel)
 		req = req.WithContext(rctx)
+	} else if c.n > 1 {
+		r := new(http.Request)
+		*r = *req
+		req = r
+	}
+	if body != nil {
+		req.Body = body
 	}
 
 	resp, err := c.base.RoundTrip(req)
 
-	if stop != nil && !stop() && ctx.Err() == nil {
-		// actx ended before the headers arrived, and not because the
-		// request's context did: the attempt timed out. If a response won
-		// the race, its body is already cancelled.
-		if resp != nil {
+	if timer != nil && !timer.Stop() && ctx.Err() == nil {
+		// The attempt's deadline passed before the headers arrived, and the
+		// request's context is still alive: the attempt timed out. If a
+		// response won the race, its body is already cancelled.
+		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
 		}
 		cancel()
+		// actx's own timer is due at the same instant as ours but may not
+		// have fired yet. Wait for it: retry.Retry retries an attempt that
+		// failed after its own timeout only if it sees actx done.
+		<-actx.Done()
 		return nil, errAttemptTimeout
 	}
 	if err != nil {
@@ -101,6 +107,22 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 		return nil, withRetryAfter(se, resp.Header.Get("Retry-After"))
 	}
 	return nil, se
+}
+
+// attemptDeadline reports the deadline of an attempt context that ends before
+// the request's context: set by retry.AttemptTimeout. When actx has no
+// deadline, or the same one as the request (the timeout outlasts the
+// request's own deadline), the request's context alone bounds the attempt
+// and can carry the response body as it is.
+func attemptDeadline(actx, ctx context.Context) (time.Time, bool) {
+	d, ok := actx.Deadline()
+	if !ok {
+		return time.Time{}, false
+	}
+	if parent, ok := ctx.Deadline(); ok && !d.Before(parent) {
+		return time.Time{}, false
+	}
+	return d, true
 }
 
 // errAttemptTimeout is the error of an attempt whose response headers did not
