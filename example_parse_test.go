@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"time"
 
@@ -120,4 +121,20 @@ func ExampleIsTransient_values() {
 	// i/o timeout, then context canceled: false
 	// unexpected EOF: false
 	// unknown: false
+}
+
+func ExampleParseSource() {
+	// A seeded source makes a parsed schedule's jitter repeatable.
+	s, err := retry.ParseSource("exponential(100ms).cap(2s).fulljitter.take(4)", rand.NewPCG(1, 2))
+	if err != nil {
+		panic(err)
+	}
+	for d := range s {
+		fmt.Println(d.Round(time.Millisecond))
+	}
+	// Output:
+	// 77ms
+	// 123ms
+	// 314ms
+	// 637ms
 }

@@ -66,6 +66,15 @@ func Parse(spec string) (Schedule, error) {
 	return parse(spec, nil)
 }
 
+// ParseSource is Parse with every jitter of the schedule drawing from src
+// instead of the goroutine-safe generator, so that a seeded source gives the
+// same delays on every run: for simulations, tests and reproducible plans.
+// Draws from src are serialized as described at FullJitter; a nil src is the
+// same as Parse.
+func ParseSource(spec string, src rand.Source) (Schedule, error) {
+	return parse(spec, src)
+}
+
 // Limits that keep hostile input from exhausting the stack, in the parser
 // (which recurses once per then) and when ranging (each step nests one
 // iterator inside the next).
@@ -74,8 +83,7 @@ const (
 	maxParseSteps = 1000 // sources and combinators in one spec
 )
 
-// parse is Parse with the jitter drawn from src, so that tests can compare a
-// parsed Schedule with one built in Go from the same seeded source.
+// parse is Parse with the jitter drawn from src.
 func parse(spec string, src rand.Source) (Schedule, error) {
 	p := &parser{spec: spec, src: src}
 	s, err := p.chain(0)

@@ -62,8 +62,8 @@ func Linear(base time.Duration) Schedule {
 
 // Exponential returns the infinite Schedule base, 2·base, 4·base, …, that is
 // base·2ⁱ for the i-th retry counted from 0, saturating at the largest
-// Duration. Without a Cap, the 30th delay of Exponential(100*time.Millisecond)
-// is about three years; follow it with Cap.
+// Duration. Without a Cap, Exponential(100*time.Millisecond) waits 1.7 years
+// before its 31st attempt; follow it with Cap.
 //
 // Exponential panics if base is negative.
 func Exponential(base time.Duration) Schedule {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,8 +19,8 @@ const planSummary = `Describes a schedule written in retry.Parse's syntax, such 
 by ranging over the parsed schedule -samples times: the number of attempts, each
 retry's delay (min, p50, p99 and max over the samples), the total wait (median,
 p99 and worst sample), and warnings in plain words. At most the first 30 delays
-are listed. retry.Parse draws jitter from math/rand/v2's own generator, so the
-statistics of a jittered schedule vary slightly from run to run.`
+are listed. Jitter draws from a PCG seeded with -seed, so a plan is the same on
+every run.`
 
 const (
 	planShown   = 30    // delays listed at most
@@ -59,16 +60,17 @@ type totalStats struct {
 	Max float64 `json:"max_ms"`
 }
 
-// parseSchedule is the seam between plan and retry.Parse, so that plan can
-// draw from a seeded source as soon as the library offers a way to pass one.
-func parseSchedule(spec string) (retry.Schedule, error) {
-	return retry.Parse(spec)
+// parseSchedule parses spec with its jitter drawn from a PCG seeded with
+// seed, so that a plan is reproducible.
+func parseSchedule(spec string, seed uint64) (retry.Schedule, error) {
+	return retry.ParseSource(spec, rand.NewPCG(seed, seed))
 }
 
 func runPlanCmd(args []string, o *output) error {
 	fs := newFlagSet("plan")
 	spec := fs.String("schedule", "exponential(100ms).cap(2s).fulljitter.take(5)", "the schedule, in retry.Parse's syntax")
 	samples := fs.Int("samples", 10000, "times to range over the schedule, in [1, 1000000]")
+	seed := fs.Uint64("seed", 1, "seed of the random draws of the schedule's jitter")
 	asJSON := fs.Bool("json", false, "print the plan as JSON on stdout, and nothing else there")
 	if err := parseFlags(fs, args, o, planSummary); err != nil {
 		return err
@@ -76,7 +78,7 @@ func runPlanCmd(args []string, o *output) error {
 	if *samples < 1 || *samples > 1000000 {
 		return usagef("-samples %d is outside [1, 1000000]", *samples)
 	}
-	s, err := parseSchedule(*spec)
+	s, err := parseSchedule(*spec, *seed)
 	if err != nil {
 		return &usageError{err.Error()}
 	}

@@ -90,8 +90,7 @@ func TestPlanWarnings(t *testing.T) {
 	}
 }
 
-// TestPlanJitterBounds checks the statistics of a jittered schedule, which
-// retry.Parse draws from an unseeded generator, by their bounds only.
+// TestPlanJitterBounds checks the statistics of a jittered schedule.
 func TestPlanJitterBounds(t *testing.T) {
 	var p planResult
 	mustJSON(t, &p, "plan", "-json", "-samples", "5000", "-schedule", "exponential(100ms).cap(1s).fulljitter.take(5)")
@@ -114,5 +113,24 @@ func TestPlanLongScheduleIsCut(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "101 attempts") || !strings.Contains(stdout, "... 70 more") ||
 		!strings.Contains(stdout, "total wait: median 100ms") {
 		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}
+
+// TestPlanSeeded checks that a jittered plan is the same for the same -seed
+// and differs for another.
+func TestPlanSeeded(t *testing.T) {
+	spec := "exponential(100ms).cap(1s).fulljitter.take(5)"
+	run := func(seed string) string {
+		stdout, stderr, code := cli(t, "plan", "-json", "-samples", "200", "-seed", seed, "-schedule", spec)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return stdout
+	}
+	if a, b := run("7"), run("7"); a != b {
+		t.Errorf("same seed, different plans:\n%s\n%s", a, b)
+	}
+	if a, b := run("7"), run("8"); a == b {
+		t.Errorf("different seeds, same plan:\n%s", a)
 	}
 }
