@@ -53,6 +53,45 @@ func BenchmarkTransport(b *testing.B) {
 	}
 }
 
+// BenchmarkTransportPaired sends the same GET through a bare http.Client and
+// through a Transport in alternation, timing each request, so that load from
+// elsewhere on the machine hits both alike: it reports the mean time of each
+// and their ratio, the Transport's overhead on the happy path.
+func BenchmarkTransportPaired(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	bareBase, retryBase := &http.Transport{}, &http.Transport{}
+	defer bareBase.CloseIdleConnections()
+	defer retryBase.CloseIdleConnections()
+	clients := [2]*http.Client{{Transport: bareBase}, {Transport: NewTransport(retryBase, nil)}}
+	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var spent [2]time.Duration
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		for k := range 2 {
+			c := (i + k) % 2 // alternate which goes first
+			start := time.Now()
+			resp, err := clients[c].Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			spent[c] += time.Since(start)
+		}
+		i++
+	}
+	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "bare-ns/req")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "retryhttp-ns/req")
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), "ratio")
+}
+
 // BenchmarkTransportOverhead isolates the Transport's own cost on the happy
 // path: the base answers at once from memory, so the difference between the
 // two is all the Transport's doing, free of network noise.

@@ -180,6 +180,17 @@ func TestAttemptTimeoutResponses(t *testing.T) {
 		assert.Equal(t, 200, resp.StatusCode)
 		assert.Equal(t, http.NoBody, resp.Body)
 	})
+	t.Run("timeout beyond the request's deadline", func(t *testing.T) {
+		srv := newServer(t, status(503), status(200))
+		rt := NewTransport(newBase(t), zero(2), retry.WithClock(retry.NewFakeClock(t0)), retry.AttemptTimeout(time.Hour))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		require.NoError(t, err)
+		resp, err := rt.RoundTrip(req)
+		require.NoError(t, err)
+		assert.Equal(t, "attempt 2", readAll(t, resp))
+	})
 	t.Run("keep-alive reuse", func(t *testing.T) {
 		srv := newServer(t, status(503), status(500), status(200))
 		rt := NewTransport(newBase(t), zero(2), opts...)
