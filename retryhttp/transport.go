@@ -44,7 +44,7 @@ var defaultOptions = []retry.Option{discardOnRetry}
 // sent), and whose body can be rewound: Body is nil or http.NoBody, or
 // GetBody is set (http.NewRequest sets it for the common body types). Every
 // other request, such as a POST without an idempotency key or a PUT whose
-// body is a plain io.Reader, is passed to the base once, unchanged.
+// body has no GetBody, is passed to the base once, unchanged.
 //
 // What is retried: a transport error that RetryError accepts, and a
 // response whose status RetryStatus accepts. Any other response, including
@@ -56,7 +56,8 @@ var defaultOptions = []retry.Option{discardOnRetry}
 // would end after it, the retries stop at once. A malformed Retry-After is
 // ignored.
 //
-// Each attempt is sent under the request's context; the first attempt sends
+// Each attempt is sent under the request's context (or, with
+// retry.AttemptTimeout, a context derived from it); the first attempt sends
 // the request as it is, later ones a shallow copy with the body rewound
 // through GetBody, so every attempt carries the full, identical body and the
 // same headers, including the idempotency key. The response of a failed
@@ -109,7 +110,8 @@ type Transport struct {
 
 	// DrainLimit is the most bytes read and discarded from the body of a
 	// failed attempt's response before it is closed. A body longer than
-	// that is closed unread, which costs its connection instead of time. 0
+	// that is closed before its end, which costs its connection instead of
+	// time. 0
 	// means DefaultDrainLimit; a negative value closes bodies without
 	// reading them.
 	DrainLimit int64
