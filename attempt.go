@@ -40,55 +40,114 @@ type Attempt struct {
 // context; if ctx is done before the first attempt it returns the zero T and
 // an *Error with no attempts. A panic in fn propagates to the caller.
 //
-// Retry ranges over s once per call (Retry keeps no state between calls), and
-// keeps only the last error. Success on the first attempt allocates nothing;
-// each call that retries allocates a small constant amount to start ranging
-// over s, however many retries follow.
+// Retry ranges over s once per call that retries, by calling it with a yield
+// function, and keeps only the last error. s must keep the iterator contract
+// (never call yield after it returned false or after s returned), as for any
+// range loop. Retry allocates nothing of its own, on success or when it
+// retries: the state of a retrying call, its yield function and its timer are
+// recycled. fn itself is kept while s runs, so a closure passed as fn is
+// allocated by its caller.
 //
 // Retry panics if s or fn is nil.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
-	mustSchedule("Retry", s)
+	if s == nil {
+		nilSchedule("Retry")
+	}
+	if len(opts) > 0 {
+		return retryOptions(ctx, s, fn, opts)
+	}
+	if ctx.Err() != nil {
+		var zero T
+		return zero, doneBefore(ctx)
+	}
+	v, err := fn(ctx)
+	if err == nil {
+		return v, nil
+	}
+	return retryRest(ctx, s, fn, defaultConfig, nil, time.Time{}, v, err, false)
+}
+
+// retryOptions is Retry with options. It is a separate function so that a
+// call without options does not pay for building a config.
+func retryOptions[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts []Option) (T, error) {
 	cfg := newConfig(opts)
 	if ctx.Err() != nil {
 		var zero T
-		return zero, &Error{reason: context.Cause(ctx)}
+		return zero, doneBefore(ctx)
 	}
-	if cfg.budget != nil {
-		cfg.budget.credit()
-	}
-	var start time.Time
-	if cfg.hasHooks {
-		start = cfg.now()
-	}
+	start := cfg.begin()
 	v, err, own := call(ctx, fn, cfg.attemptTimeout)
 	if err == nil {
 		return v, nil
 	}
-	return retryLoop(ctx, s, fn, cfg, opts, start, v, err, own)
+	return retryRest(ctx, s, fn, cfg, opts, start, v, err, own)
+}
+
+// retryRest continues a Retry whose first attempt failed with err.
+func retryRest[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), cfg config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
+	p := loopPool[T]()
+	l := p.Get().(*loop[T])
+	l.init(ctx, cfg, opts, start)
+	l.fn, l.v = fn, v
+	out := l.run(s, err, own)
+	v = l.v
+	l.release(p)
+	return v, out
 }
 
 // Do is Retry for functions that return only an error.
 //
 // Do panics if s or fn is nil.
 func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ...Option) error {
-	mustSchedule("Do", s)
+	if s == nil {
+		nilSchedule("Do")
+	}
+	if len(opts) > 0 {
+		return doOptions(ctx, s, fn, opts)
+	}
+	if ctx.Err() != nil {
+		return doneBefore(ctx)
+	}
+	if err := fn(ctx); err != nil {
+		return doRest(ctx, s, fn, defaultConfig, nil, time.Time{}, err, false)
+	}
+	return nil
+}
+
+// doOptions is Do with options.
+func doOptions(ctx context.Context, s Schedule, fn func(context.Context) error, opts []Option) error {
 	cfg := newConfig(opts)
 	if ctx.Err() != nil {
-		return &Error{reason: context.Cause(ctx)}
+		return doneBefore(ctx)
 	}
-	if cfg.budget != nil {
-		cfg.budget.credit()
-	}
-	var start time.Time
-	if cfg.hasHooks {
-		start = cfg.now()
-	}
+	start := cfg.begin()
 	err, own := callErr(ctx, fn, cfg.attemptTimeout)
 	if err == nil {
 		return nil
 	}
-	l := &loop[struct{}]{runner: runner{config: cfg, start: start, n: 1}, fnErr: fn}
-	return l.run(ctx, s, opts, err, own)
+	return doRest(ctx, s, fn, cfg, opts, start, err, own)
+}
+
+// doRest continues a Do whose first attempt failed with err.
+func doRest(ctx context.Context, s Schedule, fn func(context.Context) error, cfg config, opts []Option, start time.Time, err error, own bool) error {
+	l := doLoops.Get().(*loop[struct{}])
+	l.init(ctx, cfg, opts, start)
+	l.fnErr = fn
+	out := l.run(s, err, own)
+	l.release(&doLoops)
+	return out
+}
+
+// doneBefore is the error of a call whose context was done before the first
+// attempt.
+func doneBefore(ctx context.Context) error {
+	return &Error{reason: context.Cause(ctx)}
+}
+
+// nilSchedule panics for a call with a nil Schedule. It is a function of its
+// own so that the check costs Retry and Do nothing.
+func nilSchedule(fn string) {
+	panic("retry: " + fn + " of a nil Schedule")
 }
 
 // call makes one attempt. With a timeout, fn gets a context that ends after
@@ -114,209 +173,4 @@ func callErr(ctx context.Context, fn func(context.Context) error, timeout time.D
 	defer cancel()
 	err = fn(actx)
 	return err, err != nil && actx.Err() != nil && ctx.Err() == nil
-}
-
-// retryLoop continues a Retry whose first attempt failed with err.
-func retryLoop[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), cfg config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
-	l := &loop[T]{runner: runner{config: cfg, start: start, n: 1}, fn: fn, v: v}
-	err = l.run(ctx, s, opts, err, own)
-	return l.v, err
-}
-
-// loop is the state of a call that retries: everything the schedule's yield
-// function touches is in it, so starting to retry costs two allocations, the
-// loop and that function, however many retries follow.
-type loop[T any] struct {
-	runner
-	fn    func(context.Context) (T, error) // Retry's
-	fnErr func(context.Context) error      // or Do's
-	v     T
-	out   error // the result, once done
-	done  bool
-}
-
-// run retries after the first attempt failed with err, and returns the error
-// to report (nil on success).
-func (l *loop[T]) run(ctx context.Context, s Schedule, opts []Option, err error, own bool) error {
-	l.collect(opts)
-	defer l.stop()
-	if l.out, l.done = l.fail(ctx, err, own); l.done {
-		return l.out
-	}
-	// Calling s with a yield function is what a range loop does, minus the
-	// loop-state variable the compiler would allocate for it.
-	s(func(d time.Duration) bool { return l.step(ctx, d) })
-	if !l.done {
-		l.out, l.done = l.giveUp(ErrExhausted), true
-	}
-	return l.out
-}
-
-// step waits d, makes the next attempt and reports whether to go on.
-func (l *loop[T]) step(ctx context.Context, d time.Duration) bool {
-	if l.done {
-		panic("retry: the schedule called yield again after it returned false")
-	}
-	if l.out, l.done = l.wait(ctx, d); l.done {
-		return false
-	}
-	var err error
-	var own bool
-	if l.fnErr != nil {
-		err, own = callErr(ctx, l.fnErr, l.attemptTimeout)
-	} else {
-		l.v, err, own = call(ctx, l.fn, l.attemptTimeout)
-	}
-	l.n++
-	if err == nil {
-		l.done = true
-		return false
-	}
-	l.out, l.done = l.fail(ctx, err, own)
-	return !l.done
-}
-
-// runner holds the state of one Retry call between attempts. It is not
-// generic, so its logic is compiled once for all value types. It lives on the
-// heap (the loop body that uses it escapes into the schedule), so it copies
-// what it needs from the options rather than keep the caller's slice, which
-// would then escape on every call, successful or not.
-type runner struct {
-	config
-	preds []func(error) bool
-	hooks []func(Attempt)
-
-	start time.Time // on the clock, when hooks need Elapsed
-	n     int       // attempts made
-	last  error     // the last attempt's error, unmarked
-	pb    *pushbackError
-	timer *time.Timer // the real clock's, reused between waits
-
-	// With a custom clock, the context's deadline is tracked on that clock:
-	// the time left at anchorReal on the real clock is spent as the custom
-	// clock advances from anchorClock, so a FakeClock honours deadlines.
-	anchored    bool
-	anchorReal  time.Time
-	anchorClock time.Time
-}
-
-// collect copies the If predicates and OnRetry hooks of opts, in order.
-func (r *runner) collect(opts []Option) {
-	if !r.hasIf && !r.hasHooks {
-		return
-	}
-	for _, o := range opts {
-		switch o.kind {
-		case ifOption:
-			r.preds = append(r.preds, o.ref.(func(error) bool))
-		case onRetryOption:
-			r.hooks = append(r.hooks, o.ref.(func(Attempt)))
-		}
-	}
-}
-
-// retryable reports whether every If predicate accepts err.
-func (r *runner) retryable(err error) bool {
-	for _, p := range r.preds {
-		if !p(err) {
-			return false
-		}
-	}
-	return true
-}
-
-// fail records the failed attempt r.n and decides whether to retry it. If
-// not, it returns the error to report and true.
-func (r *runner) fail(ctx context.Context, err error, own bool) (error, bool) {
-	permanent, pb := markers(err)
-	r.last, r.pb = unmark(err), pb
-	if permanent {
-		return r.last, true
-	}
-	if pb.refused() {
-		return r.last, true
-	}
-	if !own && !r.retryable(r.last) {
-		return r.last, true
-	}
-	if ctx.Err() != nil {
-		return r.giveUp(context.Cause(ctx)), true
-	}
-	return nil, false
-}
-
-// wait waits the delay d from the schedule (or the server's longer pushback)
-// before the next attempt. If the retry must not happen, it returns the error
-// to report and true.
-func (r *runner) wait(ctx context.Context, d time.Duration) (error, bool) {
-	if r.pb != nil {
-		d = max(d, min(r.pb.wait(r.now()), r.maxPushback))
-	}
-	if deadline, ok := ctx.Deadline(); ok && d >= r.untilDeadline(deadline) {
-		return r.giveUp(context.DeadlineExceeded), true
-	}
-	if r.budget != nil && !r.budget.withdraw() {
-		return r.giveUp(ErrBudgetExhausted), true
-	}
-	if len(r.hooks) > 0 {
-		a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: r.now().Sub(r.start)}
-		for _, h := range r.hooks {
-			h(a)
-		}
-	}
-	if err := r.sleep(ctx, d); err != nil {
-		if ctx.Err() != nil {
-			err = context.Cause(ctx)
-		}
-		return r.giveUp(err), true
-	}
-	if ctx.Err() != nil {
-		return r.giveUp(context.Cause(ctx)), true
-	}
-	return nil, false
-}
-
-// untilDeadline returns how long is left before deadline, on the Retry's
-// clock.
-func (r *runner) untilDeadline(deadline time.Time) time.Duration {
-	left := time.Until(deadline)
-	if r.clock == nil {
-		return left
-	}
-	now := r.clock.Now()
-	if !r.anchored {
-		r.anchored, r.anchorReal, r.anchorClock = true, time.Now(), now
-	}
-	return min(left, deadline.Sub(r.anchorReal)-now.Sub(r.anchorClock))
-}
-
-func (r *runner) sleep(ctx context.Context, d time.Duration) error {
-	if r.clock != nil {
-		return r.clock.Sleep(ctx, d)
-	}
-	if d <= 0 {
-		return ctx.Err()
-	}
-	if r.timer == nil {
-		r.timer = time.NewTimer(d)
-	} else {
-		r.timer.Reset(d)
-	}
-	select {
-	case <-r.timer.C:
-		return nil
-	case <-ctx.Done():
-		r.timer.Stop()
-		return ctx.Err()
-	}
-}
-
-func (r *runner) stop() {
-	if r.timer != nil {
-		r.timer.Stop()
-	}
-}
-
-func (r *runner) giveUp(reason error) error {
-	return &Error{Attempts: r.n, Last: r.last, reason: reason}
 }

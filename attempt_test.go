@@ -523,7 +523,7 @@ func TestAllocations(t *testing.T) {
 		})
 	}
 
-	t.Run("retries add no allocation per retry", func(t *testing.T) {
+	t.Run("a call that retries allocates nothing on a fake clock", func(t *testing.T) {
 		clock := &countingClock{}
 		failing := func(n int) func() {
 			sched := Constant(ms).Cap(s1).Take(n)
@@ -541,10 +541,39 @@ func TestAllocations(t *testing.T) {
 				}
 			}
 		}
-		two := testing.AllocsPerRun(1000, failing(2))
-		many := testing.AllocsPerRun(1000, failing(200))
-		assert.Equal(t, two, many, "allocations do not grow with the number of retries")
-		assert.LessOrEqual(t, two, 5.0, "a small constant per call that retries: the loop, its yield function and one or two per combinator")
-		t.Logf("allocations per call that retries: %v", two)
+		assert.Zero(t, testing.AllocsPerRun(1000, failing(2)), "the loop and the combinators' relays are recycled")
+		assert.Zero(t, testing.AllocsPerRun(100, failing(200)))
 	})
+}
+
+// stashing is a Schedule that breaks the iterator contract: it keeps yield
+// and calls it again after returning.
+func stashing(kept *func(time.Duration) bool) Schedule {
+	return func(yield func(time.Duration) bool) {
+		*kept = yield
+		yield(0)
+	}
+}
+
+func TestStaleYieldPanics(t *testing.T) {
+	t.Run("Retry's yield", func(t *testing.T) {
+		var kept func(time.Duration) bool
+		calls := 0
+		_, _ = Retry(t.Context(), stashing(&kept), script(&calls, errBoom, errBoom))
+		assert.PanicsWithValue(t, "retry: the schedule called yield after it returned false or after it returned", func() { kept(0) })
+	})
+	for name, comb := range map[string]func(Schedule) Schedule{
+		"Take":       func(s Schedule) Schedule { return s.Take(5) },
+		"Cap":        func(s Schedule) Schedule { return s.Cap(s1) },
+		"FullJitter": func(s Schedule) Schedule { return s.FullJitter(nil) },
+		"Within":     func(s Schedule) Schedule { return s.Within(s1) },
+		"Then":       func(s Schedule) Schedule { return s.Then(Delays()) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var kept func(time.Duration) bool
+			for range comb(stashing(&kept)) {
+			}
+			assert.PanicsWithValue(t, "retry: a schedule called yield after it returned", func() { kept(0) })
+		})
+	}
 }

@@ -1,14 +1,5 @@
 package retry
 
-// The combinators call the inner schedule with a yield function of their own
-// instead of ranging over it: ranging costs the compiler's loop-state
-// variable on top of the closure, one more allocation per layer each time a
-// call starts retrying. Each yield function returns false as soon as its own
-// yield does. An inner schedule (possibly a caller's function) that ignores
-// the false and calls again is passed on to the consumer, whose range loop
-// panics as it does for any iterator that breaks the contract; Retry does the
-// same.
-
 import (
 	"math/rand/v2"
 	"strconv"
@@ -30,14 +21,11 @@ func (s Schedule) Take(n int) Schedule {
 		if n == 0 {
 			return
 		}
-		i := 0
-		s(func(d time.Duration) bool {
-			if i == n { // only an iterator that ignores false gets here
-				return false
-			}
-			i++
-			return yield(d) && i < n
-		})
+		r := countRelays.Get().(*countRelay)
+		r.up, r.left = yield, n
+		s(r.step)
+		r.up = nil
+		countRelays.Put(r)
 	}
 }
 
@@ -49,9 +37,7 @@ func (s Schedule) Take(n int) Schedule {
 func (s Schedule) Cap(limit time.Duration) Schedule {
 	mustSchedule("Cap", s)
 	mustNonNegative("Cap", "limit", limit)
-	return func(yield func(time.Duration) bool) {
-		s(func(d time.Duration) bool { return yield(min(d, limit)) })
-	}
+	return clamp(s, 0, limit)
 }
 
 // AtLeast returns s with every delay below floor replaced by floor:
@@ -62,9 +48,7 @@ func (s Schedule) Cap(limit time.Duration) Schedule {
 func (s Schedule) AtLeast(floor time.Duration) Schedule {
 	mustSchedule("AtLeast", s)
 	mustNonNegative("AtLeast", "floor", floor)
-	return func(yield func(time.Duration) bool) {
-		s(func(d time.Duration) bool { return yield(max(d, floor)) })
-	}
+	return clamp(s, floor, maxDuration)
 }
 
 // FullJitter returns s with every delay d replaced by a uniformly distributed
@@ -80,10 +64,7 @@ func (s Schedule) AtLeast(floor time.Duration) Schedule {
 // FullJitter panics if s is nil.
 func (s Schedule) FullJitter(src rand.Source) Schedule {
 	mustSchedule("FullJitter", s)
-	r := source{src}
-	return func(yield func(time.Duration) bool) {
-		s(func(d time.Duration) bool { return yield(time.Duration(r.upTo(uint64(d)))) })
-	}
+	return jitter(s, fullJitter, 0, source{src})
 }
 
 // EqualJitter returns s with every delay d replaced by d/2 plus a uniformly
@@ -94,13 +75,7 @@ func (s Schedule) FullJitter(src rand.Source) Schedule {
 // EqualJitter panics if s is nil.
 func (s Schedule) EqualJitter(src rand.Source) Schedule {
 	mustSchedule("EqualJitter", s)
-	r := source{src}
-	return func(yield func(time.Duration) bool) {
-		s(func(d time.Duration) bool {
-			half := d / 2
-			return yield(half + time.Duration(r.upTo(uint64(d-half))))
-		})
-	}
+	return jitter(s, equalJitter, 0, source{src})
 }
 
 // Jitter returns s with every delay d replaced by a uniformly distributed
@@ -116,14 +91,7 @@ func (s Schedule) Jitter(factor float64, src rand.Source) Schedule {
 	if !(factor >= 0 && factor <= 1) {
 		panic("retry: Jitter: factor " + strconv.FormatFloat(factor, 'g', -1, 64) + " is outside [0, 1]")
 	}
-	r := source{src}
-	return func(yield func(time.Duration) bool) {
-		s(func(d time.Duration) bool {
-			spread := min(fromFloat(float64(d)*factor), d)
-			lo, hi := d-spread, addSat(d, spread)
-			return yield(lo + time.Duration(r.upTo(uint64(hi-lo))))
-		})
-	}
+	return jitter(s, proportionalJitter, factor, source{src})
 }
 
 // Then returns the delays of s followed by those of next. If s is infinite,
@@ -134,11 +102,12 @@ func (s Schedule) Then(next Schedule) Schedule {
 	mustSchedule("Then", s)
 	mustSchedule("Then", next)
 	return func(yield func(time.Duration) bool) {
-		more := true
-		s(func(d time.Duration) bool {
-			more = more && yield(d)
-			return more
-		})
+		r := moreRelays.Get().(*moreRelay)
+		r.up, r.more = yield, true
+		s(r.step)
+		more := r.more
+		r.up = nil
+		moreRelays.Put(r)
 		if more {
 			next(yield)
 		}
@@ -156,15 +125,10 @@ func (s Schedule) Within(total time.Duration) Schedule {
 	mustSchedule("Within", s)
 	mustNonNegative("Within", "total", total)
 	return func(yield func(time.Duration) bool) {
-		sum, more := time.Duration(0), true
-		s(func(d time.Duration) bool {
-			if !more || d > total-sum {
-				more = false
-				return false
-			}
-			sum += d
-			more = yield(d)
-			return more
-		})
+		r := sumRelays.Get().(*sumRelay)
+		r.up, r.sum, r.limit, r.more = yield, 0, total, true
+		s(r.step)
+		r.up = nil
+		sumRelays.Put(r)
 	}
 }

@@ -124,6 +124,21 @@ func newConfig(opts []Option) config {
 	return cfg
 }
 
+// defaultConfig is the config of a call without options.
+var defaultConfig = config{maxPushback: defaultMaxPushback}
+
+// begin does what starting a call with options requires: it deposits into
+// the budget, and returns the start time when hooks need Elapsed.
+func (c *config) begin() time.Time {
+	if c.budget != nil {
+		c.budget.credit()
+	}
+	if c.hasHooks {
+		return c.now()
+	}
+	return time.Time{}
+}
+
 func (c *config) now() time.Time {
 	if c.clock == nil {
 		return time.Now()

@@ -24,6 +24,11 @@ func (s source) uint64() uint64 {
 	if s.src == nil {
 		return rand.Uint64()
 	}
+	return s.locked()
+}
+
+// locked draws from the caller's source under sourceMu.
+func (s source) locked() uint64 {
 	sourceMu.Lock()
 	v := s.src.Uint64()
 	sourceMu.Unlock()
@@ -32,18 +37,24 @@ func (s source) uint64() uint64 {
 
 // upTo returns a uniformly distributed number in [0, n]. n must not exceed
 // math.MaxInt64, so n+1 cannot overflow. It uses Lemire's multiply-and-reject
-// method, so the result is unbiased and usually costs a single draw.
+// method, so the result is unbiased and almost always costs a single draw;
+// the rare rejection is kept out of line so that upTo inlines.
 func (s source) upTo(n uint64) uint64 {
 	if n == 0 {
 		return 0
 	}
-	bound := n + 1
-	hi, lo := bits.Mul64(s.uint64(), bound)
-	if lo < bound {
-		threshold := -bound % bound
-		for lo < threshold {
-			hi, lo = bits.Mul64(s.uint64(), bound)
-		}
+	hi, lo := bits.Mul64(s.uint64(), n+1)
+	if lo < n+1 {
+		return s.reject(n+1, hi, lo)
+	}
+	return hi
+}
+
+// reject finishes upTo when the first draw fell where it might be biased.
+func (s source) reject(bound, hi, lo uint64) uint64 {
+	threshold := -bound % bound
+	for lo < threshold {
+		hi, lo = bits.Mul64(s.uint64(), bound)
 	}
 	return hi
 }

@@ -3,6 +3,7 @@ package retry
 import (
 	"iter"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -63,3 +64,164 @@ func mustSchedule(fn string, s Schedule) {
 		panic("retry: " + fn + " of a nil Schedule")
 	}
 }
+
+// The combinators hand the schedule below them a yield function of their
+// own: a relay that passes each delay on, changed, to the yield function
+// above. Ranging over a combinator would cost allocations every time a call
+// starts retrying (the relay's closure, its state, and the compiler's
+// loop-state variable), so relays are recycled through sync.Pools instead,
+// each with its yield function bound once, when it is made. A relay is taken
+// from its pool when the combinator's iterator is called and put back when
+// the iterator returns; its step panics if a schedule below calls it after
+// that, against the iterator contract, as a range loop would.
+
+// relay is what every relay has: the yield function above it, nil while the
+// relay is idle, and its own step, bound once.
+type relay struct {
+	up   func(time.Duration) bool
+	step func(time.Duration) bool
+}
+
+// pass hands d to the yield function above.
+func (r *relay) pass(d time.Duration) bool {
+	if r.up == nil {
+		panic("retry: a schedule called yield after it returned")
+	}
+	return r.up(d)
+}
+
+// clampRelay is Cap and AtLeast: min(max(d, lo), hi).
+type clampRelay struct {
+	relay
+	lo, hi time.Duration
+}
+
+func (r *clampRelay) pass(d time.Duration) bool { return r.relay.pass(min(max(d, r.lo), r.hi)) }
+
+var clampRelays = sync.Pool{New: func() any {
+	r := new(clampRelay)
+	r.step = r.pass
+	return r
+}}
+
+// clamp returns the iterator of s with every delay clamped to [lo, hi].
+func clamp(s Schedule, lo, hi time.Duration) Schedule {
+	return func(yield func(time.Duration) bool) {
+		r := clampRelays.Get().(*clampRelay)
+		r.up, r.lo, r.hi = yield, lo, hi
+		s(r.step)
+		r.up = nil
+		clampRelays.Put(r)
+	}
+}
+
+// jitterRelay is FullJitter, EqualJitter and Jitter: it draws each delay from
+// [lo(d), hi(d)].
+type jitterRelay struct {
+	relay
+	kind   jitterKind
+	factor float64
+	src    source
+}
+
+type jitterKind uint8
+
+const (
+	fullJitter jitterKind = iota
+	equalJitter
+	proportionalJitter
+)
+
+func (r *jitterRelay) pass(d time.Duration) bool {
+	if r.kind == fullJitter { // the common case first: uniform in [0, d]
+		return r.relay.pass(time.Duration(r.src.upTo(uint64(d))))
+	}
+	lo, hi := d/2, d // equal jitter
+	if r.kind == proportionalJitter {
+		spread := min(fromFloat(float64(d)*r.factor), d)
+		lo, hi = d-spread, addSat(d, spread)
+	}
+	return r.relay.pass(lo + time.Duration(r.src.upTo(uint64(hi-lo))))
+}
+
+var jitterRelays = sync.Pool{New: func() any {
+	r := new(jitterRelay)
+	r.step = r.pass
+	return r
+}}
+
+// jitter returns the iterator of s with every delay jittered by kind.
+func jitter(s Schedule, kind jitterKind, factor float64, src source) Schedule {
+	return func(yield func(time.Duration) bool) {
+		r := jitterRelays.Get().(*jitterRelay)
+		r.up, r.kind, r.factor, r.src = yield, kind, factor, src
+		s(r.step)
+		r.up, r.src = nil, source{}
+		jitterRelays.Put(r)
+	}
+}
+
+// countRelay is Take: it passes n delays on, then stops.
+type countRelay struct {
+	relay
+	left int
+}
+
+func (r *countRelay) pass(d time.Duration) bool {
+	if r.left == 0 { // only a schedule that ignores false gets here
+		return false
+	}
+	r.left--
+	return r.relay.pass(d) && r.left > 0
+}
+
+var countRelays = sync.Pool{New: func() any {
+	r := new(countRelay)
+	r.step = r.pass
+	return r
+}}
+
+// sumRelay is Within: it passes delays on while their sum stays within
+// limit.
+type sumRelay struct {
+	relay
+	sum, limit time.Duration
+	more       bool
+}
+
+func (r *sumRelay) pass(d time.Duration) bool {
+	if !r.more || d > r.limit-r.sum {
+		r.more = false
+		return false
+	}
+	r.sum += d
+	r.more = r.relay.pass(d)
+	return r.more
+}
+
+var sumRelays = sync.Pool{New: func() any {
+	r := new(sumRelay)
+	r.step = r.pass
+	return r
+}}
+
+// moreRelay is the first part of Then: it passes delays on and remembers
+// whether the iteration above wants more.
+type moreRelay struct {
+	relay
+	more bool
+}
+
+func (r *moreRelay) pass(d time.Duration) bool {
+	if !r.more {
+		return false
+	}
+	r.more = r.relay.pass(d)
+	return r.more
+}
+
+var moreRelays = sync.Pool{New: func() any {
+	r := new(moreRelay)
+	r.step = r.pass
+	return r
+}}
