@@ -64,7 +64,7 @@ func (s Schedule) AtLeast(floor time.Duration) Schedule {
 // FullJitter panics if s is nil.
 func (s Schedule) FullJitter(src rand.Source) Schedule {
 	mustSchedule("FullJitter", s)
-	return jitter(s, fullJitter, 0, source{src})
+	return full(s, source{src})
 }
 
 // EqualJitter returns s with every delay d replaced by d/2 plus a uniformly
@@ -75,7 +75,7 @@ func (s Schedule) FullJitter(src rand.Source) Schedule {
 // EqualJitter panics if s is nil.
 func (s Schedule) EqualJitter(src rand.Source) Schedule {
 	mustSchedule("EqualJitter", s)
-	return jitter(s, equalJitter, 0, source{src})
+	return jitter(s, 0, source{src})
 }
 
 // Jitter returns s with every delay d replaced by a uniformly distributed
@@ -91,7 +91,10 @@ func (s Schedule) Jitter(factor float64, src rand.Source) Schedule {
 	if !(factor >= 0 && factor <= 1) {
 		panic("retry: Jitter: factor " + strconv.FormatFloat(factor, 'g', -1, 64) + " is outside [0, 1]")
 	}
-	return jitter(s, proportionalJitter, factor, source{src})
+	if factor == 0 {
+		return s
+	}
+	return jitter(s, factor, source{src})
 }
 
 // Then returns the delays of s followed by those of next. If s is infinite,

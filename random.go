@@ -20,6 +20,7 @@ type source struct {
 	src rand.Source // nil: math/rand/v2's top-level generator
 }
 
+// uint64 returns a uniformly distributed 64-bit number.
 func (s source) uint64() uint64 {
 	if s.src == nil {
 		return rand.Uint64()
@@ -38,7 +39,7 @@ func (s source) locked() uint64 {
 // upTo returns a uniformly distributed number in [0, n]. n must not exceed
 // math.MaxInt64, so n+1 cannot overflow. It uses Lemire's multiply-and-reject
 // method, so the result is unbiased and almost always costs a single draw;
-// the rare rejection is kept out of line so that upTo inlines.
+// the rare rejection is kept out of line.
 func (s source) upTo(n uint64) uint64 {
 	if n == 0 {
 		return 0

@@ -115,29 +115,18 @@ func clamp(s Schedule, lo, hi time.Duration) Schedule {
 	}
 }
 
-// jitterRelay is FullJitter, EqualJitter and Jitter: it draws each delay from
-// [lo(d), hi(d)].
+// jitterRelay is EqualJitter and Jitter: it draws each delay from
+// [d−spread, d+spread], where spread is d/2 below d for equal jitter and
+// d·factor either side for proportional jitter.
 type jitterRelay struct {
 	relay
-	kind   jitterKind
-	factor float64
+	factor float64 // 0: equal jitter
 	src    source
 }
 
-type jitterKind uint8
-
-const (
-	fullJitter jitterKind = iota
-	equalJitter
-	proportionalJitter
-)
-
 func (r *jitterRelay) pass(d time.Duration) bool {
-	if r.kind == fullJitter { // the common case first: uniform in [0, d]
-		return r.relay.pass(time.Duration(r.src.upTo(uint64(d))))
-	}
 	lo, hi := d/2, d // equal jitter
-	if r.kind == proportionalJitter {
+	if r.factor > 0 {
 		spread := min(fromFloat(float64(d)*r.factor), d)
 		lo, hi = d-spread, addSat(d, spread)
 	}
@@ -150,14 +139,43 @@ var jitterRelays = sync.Pool{New: func() any {
 	return r
 }}
 
-// jitter returns the iterator of s with every delay jittered by kind.
-func jitter(s Schedule, kind jitterKind, factor float64, src source) Schedule {
+// jitter returns the iterator of s with every delay jittered: equal jitter
+// for a factor of 0, proportional jitter otherwise.
+func jitter(s Schedule, factor float64, src source) Schedule {
 	return func(yield func(time.Duration) bool) {
 		r := jitterRelays.Get().(*jitterRelay)
-		r.up, r.kind, r.factor, r.src = yield, kind, factor, src
+		r.up, r.factor, r.src = yield, factor, src
 		s(r.step)
 		r.up, r.src = nil, source{}
 		jitterRelays.Put(r)
+	}
+}
+
+// fullRelay is FullJitter: uniform in [0, d]. It is a type of its own, the
+// most used jitter, so that its step inlines.
+type fullRelay struct {
+	relay
+	src source
+}
+
+func (r *fullRelay) pass(d time.Duration) bool {
+	return r.relay.pass(time.Duration(r.src.upTo(uint64(d))))
+}
+
+var fullRelays = sync.Pool{New: func() any {
+	r := new(fullRelay)
+	r.step = r.pass
+	return r
+}}
+
+// full returns the iterator of s with full jitter.
+func full(s Schedule, src source) Schedule {
+	return func(yield func(time.Duration) bool) {
+		r := fullRelays.Get().(*fullRelay)
+		r.up, r.src = yield, src
+		s(r.step)
+		r.up, r.src = nil, source{}
+		fullRelays.Put(r)
 	}
 }
 
