@@ -141,17 +141,29 @@ func unmark(err error) error {
 }
 
 // gaveUp reports whether err's tree holds an *Error, that is, a Retry that
-// already gave up. It walks the tree by hand: errors.As would allocate.
+// already gave up.
 func gaveUp(err error) bool {
+	return inTree(err, func(e error) bool {
+		_, ok := e.(*Error)
+		return ok
+	})
+}
+
+// inTree reports whether match accepts any error in err's tree, visited
+// depth-first as errors.Is does. It walks the tree by hand: errors.As would
+// allocate, and it stops at the first error of a type even when a later one
+// is the one that matters.
+func inTree(err error, match func(error) bool) bool {
 	for err != nil {
-		switch e := err.(type) {
-		case *Error:
+		if match(err) {
 			return true
+		}
+		switch e := err.(type) {
 		case interface{ Unwrap() error }:
 			err = e.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, inner := range e.Unwrap() {
-				if gaveUp(inner) {
+				if inTree(inner, match) {
 					return true
 				}
 			}

@@ -12,20 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// parseFirst returns up to n delays of s.
-func parseFirst(s Schedule, n int) []time.Duration {
-	var ds []time.Duration
-	if n == 0 {
-		return ds
-	}
-	for d := range s {
-		ds = append(ds, d)
-		if len(ds) == n {
-			break
-		}
-	}
-	return ds
-}
 
 // parseExact lists specs of deterministic schedules with all their delays (or
 // the first 20 for infinite ones).
@@ -80,9 +66,9 @@ func TestParseExact(t *testing.T) {
 			t.Parallel()
 			s, err := Parse(tc.spec)
 			require.NoError(t, err)
-			got := parseFirst(s, 20)
+			got := first(s, 20)
 			assert.Equal(t, tc.want, got)
-			assert.Equal(t, got, parseFirst(s, 20), "a second range starts afresh")
+			assert.Equal(t, got, first(s, 20), "a second range starts afresh")
 		})
 	}
 }
@@ -131,7 +117,7 @@ func TestParseJitterBounds(t *testing.T) {
 			s, err := Parse(tc.spec)
 			require.NoError(t, err)
 			for run := range 20 {
-				got := parseFirst(s, n)
+				got := first(s, n)
 				if tc.count >= 0 {
 					require.Len(t, got, tc.count, "run %d", run)
 				}
@@ -188,9 +174,9 @@ func TestParseEquivalence(t *testing.T) {
 			t.Parallel()
 			s, err := parse(tc.spec, rand.NewPCG(1, 2))
 			require.NoError(t, err)
-			want := parseFirst(tc.build(rand.NewPCG(1, 2)), 50)
+			want := first(tc.build(rand.NewPCG(1, 2)), 50)
 			require.NotEmpty(t, want)
-			assert.Equal(t, want, parseFirst(s, 50))
+			assert.Equal(t, want, first(s, 50))
 		})
 	}
 }
@@ -300,7 +286,7 @@ func TestParseLimits(t *testing.T) {
 		t.Parallel()
 		s, err := Parse(nest(maxParseDepth))
 		require.NoError(t, err)
-		assert.Len(t, parseFirst(s, 1000), maxParseDepth+1)
+		assert.Len(t, first(s, 1000), maxParseDepth+1)
 	})
 	t.Run("then nesting above the limit", func(t *testing.T) {
 		t.Parallel()
@@ -319,7 +305,7 @@ func TestParseLimits(t *testing.T) {
 		t.Parallel()
 		s, err := Parse("constant(1ms)" + strings.Repeat(".take(5)", maxParseSteps-1))
 		require.NoError(t, err)
-		assert.Len(t, parseFirst(s, 10), 5)
+		assert.Len(t, first(s, 10), 5)
 	})
 	t.Run("steps above the limit", func(t *testing.T) {
 		t.Parallel()
@@ -372,7 +358,7 @@ func TestParseConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan int)
 	for range 8 {
-		go func() { done <- len(parseFirst(s, 100)) }()
+		go func() { done <- len(first(s, 100)) }()
 	}
 	for range 8 {
 		assert.Equal(t, 20, <-done)
@@ -410,7 +396,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		for i, d := range parseFirst(s, 50) {
+		for i, d := range first(s, 50) {
 			if d < 0 {
 				t.Fatalf("Parse(%q): delay %d is %v", spec, i, d)
 			}
@@ -423,7 +409,7 @@ func FuzzParse(f *testing.F) {
 			}
 			t.Fatalf("Parse(%q) succeeded but not with a cap: %v", spec, err)
 		}
-		for i, d := range parseFirst(capped, 50) {
+		for i, d := range first(capped, 50) {
 			if d < 0 || d > time.Second {
 				t.Fatalf("Parse(%q.cap(1s)): delay %d is %v", spec, i, d)
 			}

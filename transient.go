@@ -49,33 +49,21 @@ func IsTransient(err error) bool {
 // of a type, as errors.As would: in errors.Join(notFound, reset), the first
 // *net.DNSError is not transient but the reset is.
 func transient(err error) bool {
-	for err != nil {
-		switch e := err.(type) {
-		case *net.DNSError:
-			if e.IsTimeout || e.IsTemporary {
-				return true
-			}
-		case net.Error: // also syscall.Errno and os.ErrDeadlineExceeded
-			if e.Timeout() {
-				return true
-			}
-		}
-		if isConnectionError(err) {
+	return inTree(err, transientOne)
+}
+
+// transientOne reports whether err itself, not what it wraps, is a transient
+// network error.
+func transientOne(err error) bool {
+	switch e := err.(type) {
+	case *net.DNSError:
+		if e.IsTimeout || e.IsTemporary {
 			return true
 		}
-		switch e := err.(type) {
-		case interface{ Unwrap() error }:
-			err = e.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, inner := range e.Unwrap() {
-				if transient(inner) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
+	case net.Error: // also syscall.Errno and os.ErrDeadlineExceeded
+		if e.Timeout() {
+			return true
 		}
 	}
-	return false
+	return isConnectionError(err)
 }
