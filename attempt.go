@@ -44,9 +44,10 @@ type Attempt struct {
 // function, and keeps only the last error. s must keep the iterator contract
 // (never call yield after it returned false or after s returned), as for any
 // range loop. Retry allocates nothing of its own, on success or when it
-// retries: the state of a retrying call, its yield function and its timer are
-// recycled. fn itself is kept while s runs, so a closure passed as fn is
-// allocated by its caller.
+// retries (the state of a retrying call and its yield function are recycled),
+// apart from the real clock's timer, one per call that waits, and the
+// contexts of AttemptTimeout. fn itself is kept while s runs, so a closure
+// passed as fn is allocated by its caller.
 //
 // Retry panics if s or fn is nil.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {

@@ -73,8 +73,9 @@
 // # Concurrency and cost
 //
 // Schedules, Options, Budgets and FakeClocks are safe for concurrent use.
-// Success on the first attempt allocates nothing; a call that has to retry
-// allocates a small constant amount when it starts retrying (the loop state
-// and one closure per combinator), and nothing more per retry. The real clock
-// uses one time.Timer per call, reset between waits.
+// Success on the first attempt allocates nothing. A call that retries
+// allocates nothing of its own either: its loop state and the relays through
+// which the combinators pass delays along are recycled. What remains is the
+// real clock's time.Timer, one per call that waits, reset between waits, and
+// the contexts of AttemptTimeout.
 package retry
