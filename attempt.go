@@ -142,7 +142,7 @@ func doRest(ctx context.Context, s Schedule, fn func(context.Context) error, cfg
 // doneBefore is the error of a call whose context was done before the first
 // attempt.
 func doneBefore(ctx context.Context) error {
-	return &Error{reason: context.Cause(ctx)}
+	return newError(0, nil, context.Cause(ctx))
 }
 
 // nilSchedule panics for a call with a nil Schedule. It is a function of its

@@ -577,3 +577,25 @@ func TestStaleYieldPanics(t *testing.T) {
 		})
 	}
 }
+
+func TestErrorUnwrap(t *testing.T) {
+	calls := 0
+	_, err := Retry(t.Context(), Delays(), script(&calls, errBoom))
+	var re *Error
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, []error{ErrExhausted, errBoom}, re.Unwrap())
+	if !raceEnabled {
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = errors.Is(err, errBoom) }), "errors.Is does not allocate")
+	}
+	t.Run("an Error made by hand unwraps to Last", func(t *testing.T) {
+		assert.ErrorIs(t, &Error{Attempts: 2, Last: errBoom}, errBoom)
+		assert.Nil(t, (&Error{}).Unwrap())
+	})
+	t.Run("no attempt: only the reason", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := Retry(ctx, Delays(), script(&calls))
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, []error{context.Canceled}, re.Unwrap())
+	})
+}

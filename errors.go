@@ -34,6 +34,15 @@ type Error struct {
 	Last error
 
 	reason error
+	// tree is the reason and the last error, made once with the Error so
+	// that Unwrap, which errors.Is and errors.As call, does not allocate.
+	tree [2]error
+}
+
+// newError returns an *Error for attempts attempts, the last of which failed
+// with last, given up for reason.
+func newError(attempts int, last, reason error) *Error {
+	return &Error{Attempts: attempts, Last: last, reason: reason, tree: [2]error{reason, last}}
 }
 
 // Error describes the reason and the last error, as in
@@ -58,17 +67,23 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the reason and the last error, for errors.Is and errors.As.
+// Unwrap returns the reason and the last error, for errors.Is and errors.As,
+// as Retry made them: changing Last afterwards does not change what Unwrap
+// returns. It does not allocate. For an Error made outside this package,
+// which has no reason, it returns Last.
 func (e *Error) Unwrap() []error {
 	switch {
-	case e.reason == nil && e.Last == nil:
+	case e.tree[0] == nil && e.tree[1] == nil:
+		if e.Last != nil {
+			return []error{e.Last}
+		}
 		return nil
-	case e.reason == nil:
-		return []error{e.Last}
-	case e.Last == nil:
-		return []error{e.reason}
+	case e.tree[0] == nil:
+		return e.tree[1:]
+	case e.tree[1] == nil:
+		return e.tree[:1]
 	}
-	return []error{e.reason, e.Last}
+	return e.tree[:]
 }
 
 // Permanent marks err as not worth retrying: Retry and Do stop at once and

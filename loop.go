@@ -245,5 +245,5 @@ func (r *runner) sleep(d time.Duration) error {
 }
 
 func (r *runner) giveUp(reason error) error {
-	return &Error{Attempts: r.n, Last: r.last, reason: reason}
+	return newError(r.n, r.last, reason)
 }
