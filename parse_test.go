@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-
 // parseExact lists specs of deterministic schedules with all their delays (or
 // the first 20 for infinite ones).
 var parseExact = []struct {
