@@ -102,14 +102,27 @@ func memInUse() (heap, stack int64) {
 	return int64(m.HeapInuse), int64(m.StackInuse)
 }
 
+// emptyPools empties every sync.Pool: a GC moves what a pool holds to the
+// pool's victim cache, and the next GC drops it. The runtime's free
+// goroutine descriptors are not in a sync.Pool: they survive any number of
+// GCs (only the stacks of those on the runtime's global free list are
+// freed, by the first GC, as they would be by memInUse's).
+func emptyPools() {
+	runtime.GC()
+	runtime.GC()
+}
+
 // BenchmarkWaiterMemory measures the memory each call holds while it waits
 // for its next attempt: *waiterCount calls park on a one-hour wait, and
 // B/waiter is the growth of the heap in use (after GC) divided by their
 // number. A first parking before the measurement fills the runtime's pool
 // of goroutine descriptors, so B/waiter counts what the call holds, not the
-// goroutine itself; stack-B/waiter is the growth of the goroutine stacks in
-// use, the part of the goroutine whose size depends on how deep the library
-// waits. ns/op is the time to park and cancel them all.
+// goroutine itself; the sync.Pools that parking filled are emptied before
+// each baseline, so B/waiter counts everything the call holds, whether a
+// library pools it or not (a pool cannot share an object between calls that
+// wait at the same time). stack-B/waiter is the growth of the goroutine
+// stacks in use, the part of the goroutine whose size depends on how deep
+// the library waits. ns/op is the time to park and cancel them all.
 func BenchmarkWaiterMemory(b *testing.B) {
 	for _, c := range contenders {
 		b.Run("lib="+c.name, func(b *testing.B) {
@@ -120,6 +133,7 @@ func BenchmarkWaiterMemory(b *testing.B) {
 			for b.Loop() {
 				ctx, cancel := context.WithCancel(context.Background())
 				p := newParking(n)
+				emptyPools()
 				heap0, stack0 := memInUse()
 				p.start(call, func(int) context.Context { return ctx })
 				heap1, stack1 := memInUse()
