@@ -158,13 +158,14 @@ type fullRelay struct {
 	src source
 }
 
-func (r *fullRelay) pass(d time.Duration) bool {
-	return r.relay.pass(time.Duration(r.src.upTo(uint64(d))))
-}
-
 var fullRelays = sync.Pool{New: func() any {
 	r := new(fullRelay)
-	r.step = r.pass
+	// A closure rather than the method value r.pass: the method's body is
+	// too large to inline into the method value's wrapper, and this saves a
+	// call on every delay of the most used jitter.
+	r.step = func(d time.Duration) bool {
+		return r.relay.pass(time.Duration(r.src.upTo(uint64(d))))
+	}
 	return r
 }}
 
