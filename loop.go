@@ -17,11 +17,11 @@ import (
 // kept it after returning, against the iterator contract; step panics when
 // that happens to a loop that is not running, as a range loop would.
 type loop[T any] struct {
+	v T // first: as the last field, a zero-size T (Do's) would be padded
 	runner
 	yield func(time.Duration) bool         // l.step, bound once
 	fn    func(context.Context) (T, error) // Retry's
 	fnErr func(context.Context) error      // or Do's
-	v     T
 }
 
 // loopPools holds one *sync.Pool of *loop[T] per type T, keyed by (*T)(nil).
@@ -88,14 +88,14 @@ func (l *loop[T]) step(d time.Duration) bool {
 }
 
 // release clears l of everything the call left in it and puts it back in p,
-// keeping its yield function and the arrays of its predicate and hook lists.
+// keeping its yield function and its extras.
 func (l *loop[T]) release(p *sync.Pool) {
-	yield := l.yield
-	clear(l.preds)
-	clear(l.hooks)
-	preds, hooks := l.preds[:0], l.hooks[:0]
+	yield, x := l.yield, l.x
+	if x != nil {
+		x.reset()
+	}
 	*l = loop[T]{yield: yield}
-	l.preds, l.hooks = preds, hooks
+	l.x = x
 	p.Put(l)
 }
 
@@ -107,18 +107,24 @@ type runner struct {
 	config
 	// ctx is the call's context, kept here only while the call runs, because
 	// the yield function the schedule calls has no other way to reach it.
-	ctx   context.Context
-	preds []func(error) bool
-	hooks []func(Attempt)
-
-	start   time.Time // on the clock, when hooks need Elapsed
-	n       int       // attempts made
-	last    error     // the last attempt's error, unmarked
+	ctx     context.Context
+	n       int   // attempts made
+	last    error // the last attempt's error, unmarked
 	pb      *pushbackError
 	timer   *time.Timer // the real clock's, reused between the call's waits
 	out     error       // the result, once done
 	done    bool        // the call has its result
 	running bool        // the schedule is running with this loop's yield
+	x       *extras     // what only If, OnRetry or WithClock need; nil until then
+}
+
+// extras is the part of a runner that only calls with If, OnRetry or
+// WithClock use, kept apart so that the state every waiting call holds stays
+// small. It is made once for a recycled runner and kept with it.
+type extras struct {
+	preds []func(error) bool
+	hooks []func(Attempt)
+	start time.Time // on the clock, when hooks need Elapsed
 
 	// With a custom clock, the context's deadline is tracked on that clock:
 	// the time left at anchorReal on the real clock is spent as the custom
@@ -128,26 +134,43 @@ type runner struct {
 	anchorClock time.Time
 }
 
+// reset clears x for the next call, keeping the arrays of its lists.
+func (x *extras) reset() {
+	clear(x.preds)
+	clear(x.hooks)
+	*x = extras{preds: x.preds[:0], hooks: x.hooks[:0]}
+}
+
 // init prepares a recycled runner for a call whose first attempt, started at
 // start, has failed.
 func (r *runner) init(ctx context.Context, cfg config, opts []Option, start time.Time) {
-	r.ctx, r.config, r.start, r.n = ctx, cfg, start, 1
+	r.ctx, r.config, r.n = ctx, cfg, 1
+	if !r.hasIf && !r.hasHooks && r.clock == nil {
+		return
+	}
+	if r.x == nil {
+		r.x = new(extras)
+	}
+	r.x.start = start
 	if !r.hasIf && !r.hasHooks {
 		return
 	}
 	for _, o := range opts {
 		switch o.kind {
 		case ifOption:
-			r.preds = append(r.preds, o.ref.(func(error) bool))
+			r.x.preds = append(r.x.preds, o.ref.(func(error) bool))
 		case onRetryOption:
-			r.hooks = append(r.hooks, o.ref.(func(Attempt)))
+			r.x.hooks = append(r.x.hooks, o.ref.(func(Attempt)))
 		}
 	}
 }
 
 // retryable reports whether every If predicate accepts err.
 func (r *runner) retryable(err error) bool {
-	for _, p := range r.preds {
+	if !r.hasIf {
+		return true
+	}
+	for _, p := range r.x.preds {
 		if !p(err) {
 			return false
 		}
@@ -188,9 +211,9 @@ func (r *runner) wait(d time.Duration) (error, bool) {
 	if r.budget != nil && !r.budget.withdraw() {
 		return r.giveUp(ErrBudgetExhausted), true
 	}
-	if len(r.hooks) > 0 {
-		a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: r.now().Sub(r.start)}
-		for _, h := range r.hooks {
+	if r.hasHooks {
+		a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: r.now().Sub(r.x.start)}
+		for _, h := range r.x.hooks {
 			h(a)
 		}
 	}
@@ -213,11 +236,11 @@ func (r *runner) untilDeadline(deadline time.Time) time.Duration {
 	if r.clock == nil {
 		return left
 	}
-	now := r.clock.Now()
-	if !r.anchored {
-		r.anchored, r.anchorReal, r.anchorClock = true, time.Now(), now
+	now, x := r.clock.Now(), r.x
+	if !x.anchored {
+		x.anchored, x.anchorReal, x.anchorClock = true, time.Now(), now
 	}
-	return min(left, deadline.Sub(r.anchorReal)-now.Sub(r.anchorClock))
+	return min(left, deadline.Sub(x.anchorReal)-now.Sub(x.anchorClock))
 }
 
 // sleep waits d on the call's clock, or until ctx ends. The real clock's
