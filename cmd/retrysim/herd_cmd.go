@@ -49,7 +49,7 @@ func runHerdCmd(args []string, o *output) error {
 		return err
 	}
 	var err error
-	if cfg.strategies, err = parseStrategies(*list, herdStrategies); err != nil {
+	if cfg.strategies, err = parseStrategies(*list, append(slices.Clip(herdStrategies), extraStrategies...)); err != nil {
 		return err
 	}
 	if err := cfg.validate(); err != nil {

@@ -83,3 +83,22 @@ func TestHerdJitterCures(t *testing.T) {
 		}
 	}
 }
+
+// TestProportionalOnRequest checks that the extra strategy, gRPC's ±20%
+// jitter, can be asked for in both models, keeps the order asked for, and
+// spreads a herd (no lockstep wave of every client after recovery).
+func TestProportionalOnRequest(t *testing.T) {
+	var herd []map[string]any
+	mustJSON(t, &herd, "herd", "-json", "-clients", "1000", "-capacity", "10", "-strategies", "proportional,exponential")
+	if len(herd) != 2 || herd[0]["strategy"] != "proportional" || herd[1]["strategy"] != "exponential" {
+		t.Fatalf("herd rows = %v", herd)
+	}
+	if p, e := herd[0]["peak"].(float64), herd[1]["peak"].(float64); p >= e/2 {
+		t.Errorf("proportional peak %v, want well below exponential's %v", p, e)
+	}
+	var occ []map[string]any
+	mustJSON(t, &occ, "occ", "-json", "-clients", "10", "-trials", "5", "-strategies", "proportional")
+	if len(occ) != 1 || occ[0]["strategy"] != "proportional" || occ[0]["calls"].(float64) < 10 {
+		t.Errorf("occ rows = %v", occ)
+	}
+}

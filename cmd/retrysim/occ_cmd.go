@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ func runOccCmd(args []string, o *output) error {
 	}
 	cfg.clients = clients
 	var err error
-	if cfg.strategies, err = parseStrategies(*list, occStrategies); err != nil {
+	if cfg.strategies, err = parseStrategies(*list, append(slices.Clip(occStrategies), extraStrategies...)); err != nil {
 		return err
 	}
 	switch {

@@ -22,7 +22,12 @@ const (
 	decorrelated strategy = "decorrelated" // DecorrelatedJitter(base, cap, src)
 	smooth       strategy = "smooth"       // SmoothJitter(base, src).Cap(cap)
 	fullBudget   strategy = "full+budget"  // full, with a retry.Budget shared by all clients
+	proportional strategy = "proportional" // Exponential(base).Cap(cap).Jitter(0.2, src): gRPC's ±20%
 )
+
+// extraStrategies can be asked for with -strategies but are not in the
+// default comparisons, whose JSON shape is fixed.
+var extraStrategies = []strategy{proportional}
 
 // schedule returns the infinite schedule of st with the given base delay and
 // cap, drawing its jitter from src. Cap comes before the jitter everywhere,
@@ -46,14 +51,17 @@ func (st strategy) schedule(base, limit time.Duration, src rand.Source) retry.Sc
 		return retry.DecorrelatedJitter(base, limit, src)
 	case smooth:
 		return retry.SmoothJitter(base, src).Cap(limit)
+	case proportional:
+		return retry.Exponential(base).Cap(limit).Jitter(0.2, src)
 	}
 	panic("retrysim: unknown strategy " + string(st))
 }
 
 // allStrategies fixes the number of each strategy, which selects its random
 // sequence: a strategy draws the same numbers whichever others it is
-// compared with.
-var allStrategies = []strategy{none, constant, exponential, full, equal, decorrelated, smooth}
+// compared with. New strategies go at the end, so that the others keep
+// their numbers and their results.
+var allStrategies = []strategy{none, constant, exponential, full, equal, decorrelated, smooth, proportional}
 
 // id returns the number of st in allStrategies. full+budget shares full's,
 // so that the two differ only by the Budget.
