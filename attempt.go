@@ -51,9 +51,7 @@ type Attempt struct {
 //
 // Retry panics if s or fn is nil.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
-	if s == nil {
-		nilSchedule("Retry")
-	}
+	mustSchedule("Retry", s)
 	if len(opts) > 0 {
 		return retryOptions(ctx, s, fn, opts)
 	}
@@ -100,9 +98,7 @@ func retryRest[T any](ctx context.Context, s Schedule, fn func(context.Context) 
 //
 // Do panics if s or fn is nil.
 func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ...Option) error {
-	if s == nil {
-		nilSchedule("Do")
-	}
+	mustSchedule("Do", s)
 	if len(opts) > 0 {
 		return doOptions(ctx, s, fn, opts)
 	}
@@ -143,12 +139,6 @@ func doRest(ctx context.Context, s Schedule, fn func(context.Context) error, cfg
 // attempt.
 func doneBefore(ctx context.Context) error {
 	return newError(0, nil, context.Cause(ctx))
-}
-
-// nilSchedule panics for a call with a nil Schedule. It is a function of its
-// own so that the check costs Retry and Do nothing.
-func nilSchedule(fn string) {
-	panic("retry: " + fn + " of a nil Schedule")
 }
 
 // call makes one attempt. With a timeout, fn gets a context that ends after

@@ -104,7 +104,7 @@ type config struct {
 // options nor the config escape: a call with options allocates nothing until
 // it has to retry.
 func newConfig(opts []Option) config {
-	cfg := config{maxPushback: defaultMaxPushback}
+	cfg := defaultConfig
 	for _, o := range opts {
 		switch o.kind {
 		case clockOption:

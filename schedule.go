@@ -15,9 +15,10 @@ import (
 // A Schedule is a value, not a state machine. Every range over it is a fresh
 // run that starts from the first delay, so one Schedule can be kept in a
 // package variable and ranged by any number of goroutines at once. All the
-// sources and combinators of this package keep their state inside the
-// iterator body; a schedule built on a caller's rand.Source serializes its
-// draws (see FullJitter).
+// sources and combinators of this package keep the state of a run to that
+// run (in the iterator's locals, or in a relay taken for the run and
+// recycled after it); a schedule built on a caller's rand.Source serializes
+// its draws (see FullJitter).
 //
 // Delays are never negative. All arithmetic saturates at the largest
 // Duration (about 292 years) instead of wrapping around, whatever the number

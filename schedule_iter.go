@@ -152,7 +152,7 @@ func jitter(s Schedule, factor float64, src source) Schedule {
 }
 
 // fullRelay is FullJitter: uniform in [0, d]. It is a type of its own, the
-// most used jitter, so that its step inlines.
+// most used jitter, so that its step needs no branch on the kind of jitter.
 type fullRelay struct {
 	relay
 	src source
