@@ -599,3 +599,36 @@ func TestErrorUnwrap(t *testing.T) {
 		assert.Equal(t, []error{context.Canceled}, re.Unwrap())
 	})
 }
+
+// countingNow is a Clock that counts its readings.
+type countingNow struct {
+	countingClock
+	reads int
+}
+
+func (c *countingNow) Now() time.Time { c.reads++; return epoch }
+
+func TestRetryAfterReadsNoClock(t *testing.T) {
+	clock := &countingNow{}
+	calls := 0
+	_, _ = Retry(t.Context(), Constant(0).Take(1), script(&calls, RetryAfter(errBoom, s1), errBoom), WithClock(clock))
+	assert.Equal(t, 2, calls)
+	assert.Zero(t, clock.reads, "a relative pushback needs no clock reading")
+	calls = 0
+	_, _ = Retry(t.Context(), Constant(0).Take(1), script(&calls, RetryAt(errBoom, epoch.Add(s1)), errBoom), WithClock(clock))
+	assert.Equal(t, 2, calls)
+	assert.Equal(t, 1, clock.reads, "RetryAt reads the clock once")
+	if !raceEnabled {
+		ctx, pushedBack, once := context.Background(), RetryAfter(errBoom, s1), Constant(0).Take(1)
+		fn := func(context.Context) error {
+			if calls++; calls == 1 {
+				return pushedBack
+			}
+			return nil
+		}
+		assert.Zero(t, testing.AllocsPerRun(100, func() {
+			calls = 0
+			_ = Do(ctx, once, fn, WithClock(clock))
+		}), "a pushback allocates nothing")
+	}
+}

@@ -203,7 +203,7 @@ func (r *runner) fail(err error, own bool) (error, bool) {
 // to report and true.
 func (r *runner) wait(d time.Duration) (error, bool) {
 	if r.pb != nil {
-		d = max(d, min(r.pb.wait(r.now()), r.maxPushback))
+		d = max(d, min(r.pb.wait(r.now), r.maxPushback))
 	}
 	if deadline, ok := r.ctx.Deadline(); ok && d >= r.untilDeadline(deadline) {
 		return r.giveUp(context.DeadlineExceeded), true

@@ -60,10 +60,11 @@ func (e *pushbackError) refused() bool {
 	return e != nil && !e.absolute && e.delay < 0
 }
 
-// wait returns the pushback as a non-negative wait measured from now.
-func (e *pushbackError) wait(now time.Time) time.Duration {
+// wait returns the pushback as a non-negative wait from now, reading the
+// clock only for a RetryAt.
+func (e *pushbackError) wait(now func() time.Time) time.Duration {
 	if e.absolute {
-		return max(e.at.Sub(now), 0) // Time.Sub saturates
+		return max(e.at.Sub(now()), 0) // Time.Sub saturates
 	}
 	return max(e.delay, 0)
 }
