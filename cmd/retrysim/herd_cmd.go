@@ -88,8 +88,8 @@ func (cfg *herdConfig) validate() error {
 		return usagef("-slice %v is not positive", cfg.slice)
 	case cfg.capacity < 0:
 		return usagef("-capacity %d is negative", cfg.capacity)
-	case cfg.base < 0:
-		return usagef("-base %v is negative", cfg.base)
+	case cfg.base <= 0:
+		return usagef("-base %v is not positive", cfg.base)
 	case cfg.limit < cfg.base:
 		return usagef("-cap %v is less than -base %v", cfg.limit, cfg.base)
 	case cfg.every < 0:

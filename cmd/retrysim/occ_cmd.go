@@ -52,8 +52,8 @@ func runOccCmd(args []string, o *output) error {
 		return usagef("-clients is empty")
 	case cfg.trials < 1 || cfg.trials > 100000:
 		return usagef("-trials %d is outside [1, 100000]", cfg.trials)
-	case cfg.base < 0:
-		return usagef("-base %v is negative", cfg.base)
+	case cfg.base <= 0:
+		return usagef("-base %v is not positive", cfg.base)
 	case cfg.limit < cfg.base:
 		return usagef("-cap %v is less than -base %v", cfg.limit, cfg.base)
 	case cfg.netMean < 0 || cfg.netStdDev < 0:
