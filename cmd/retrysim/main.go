@@ -75,7 +75,12 @@ var errHelp = errors.New("help requested")
 // 1 when the command failed, 2 for a bad command line.
 func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	name := "herd"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	switch {
+	case len(args) > 0 && isHelpFlag(args[0]):
+		// "retrysim -h" asks about retrysim, not about its default command.
+		printUsage(stdout)
+		return 0
+	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
 		name, args = args[0], args[1:]
 	}
 	if name == "help" {
@@ -103,6 +108,16 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 	return 2
 }
 
+// isHelpFlag reports whether arg asks for help the way package flag
+// understands it.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "--h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: retrysim [command] [flags]")
 	fmt.Fprintln(w)
@@ -111,7 +126,8 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "retrysim COMMAND -h" for the flags of a command. Every command takes -json.`)
+	fmt.Fprintln(w, `Without a command, retrysim runs herd. Run "retrysim COMMAND -h" for the flags`)
+	fmt.Fprintln(w, "of a command. Every command takes -json.")
 }
 
 // oneLine keeps an error message on one line.

@@ -183,9 +183,20 @@ func TestHelp(t *testing.T) {
 			}
 		})
 	}
-	stdout, _, code := cli(t, "help")
-	if code != 0 || !strings.Contains(stdout, "amplify") {
-		t.Errorf("help: exit %d, stdout:\n%s", code, stdout)
+	// Without a command, -h lists the commands rather than herd's flags.
+	for _, args := range [][]string{{"help"}, {"-h"}, {"-help"}, {"--help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			stdout, stderr, code := cli(t, args...)
+			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: retrysim [command]") ||
+				strings.Contains(stdout, "-clients") {
+				t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+			}
+			for _, c := range commands {
+				if !strings.Contains(stdout, "\n  "+c.name+" ") {
+					t.Errorf("command %s is not listed:\n%s", c.name, stdout)
+				}
+			}
+		})
 	}
 }
 
