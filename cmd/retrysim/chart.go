@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,13 +32,53 @@ func imageFormat(path string) string {
 	return ""
 }
 
-// checkImagePath rejects an -out path that retrysim cannot write, before any
-// simulation runs. An empty path means no image.
-func checkImagePath(path string) error {
-	if path != "" && imageFormat(path) == "" {
-		return usagef("-out %q must end in .svg or .png", path)
+// imagePath checks the -out path before any simulation runs, so that a
+// mistake in it costs no run: the extension must be .svg or .png, and its
+// directory must exist and accept a new file (checked by creating and
+// removing an empty temporary file there). It returns the absolute path, which
+// the commands print after writing: under go -C cmd/retrysim a relative path
+// is relative to cmd/retrysim, not to where the user typed it. An empty path
+// means no image and is returned as it is.
+func imagePath(out string) (string, error) {
+	if out == "" {
+		return "", nil
 	}
-	return nil
+	if imageFormat(out) == "" {
+		return "", usagef("-out %q must end in .svg or .png", out)
+	}
+	path, err := filepath.Abs(out)
+	if err != nil {
+		return "", usagef("-out %q: %v", out, reason(err))
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return "", usagef("-out %q: %s is a directory", out, path)
+	}
+	dir := filepath.Dir(path)
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", usagef("-out %q: there is no directory %s", out, dir)
+	case err != nil:
+		return "", usagef("-out %q: %s: %v", out, dir, reason(err))
+	case !fi.IsDir():
+		return "", usagef("-out %q: %s is not a directory", out, dir)
+	}
+	f, err := os.CreateTemp(dir, ".retrysim-*"+filepath.Ext(path))
+	if err != nil {
+		return "", usagef("-out %q: cannot create a file in %s: %v", out, dir, reason(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return path, nil
+}
+
+// reason returns what went wrong in err without the path it names, which
+// the caller's message already gives.
+func reason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // palette gives each strategy the same color in every chart.

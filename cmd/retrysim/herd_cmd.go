@@ -44,7 +44,7 @@ func runHerdCmd(args []string, o *output) error {
 	list := fs.String("strategies", joinStrategies(herdStrategies), "comma-separated strategies to compare")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
-	out := fs.String("out", "", "write the chart to this .svg or .png file; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
+	out := fs.String("out", "", "write the chart to this .svg or .png file and print its absolute path; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
 	if err := parseFlags(fs, args, o, herdSummary); err != nil {
 		return err
 	}
@@ -55,7 +55,8 @@ func runHerdCmd(args []string, o *output) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	if err := checkImagePath(*out); err != nil {
+	path, err := imagePath(*out)
+	if err != nil {
 		return err
 	}
 
@@ -63,8 +64,8 @@ func runHerdCmd(args []string, o *output) error {
 	results := runHerd(cfg, bar.add)
 	bar.finish()
 
-	if *out != "" {
-		if err := herdImage(*out, &cfg, results); err != nil {
+	if path != "" {
+		if err := herdImage(path, &cfg, results); err != nil {
 			return err
 		}
 	}
@@ -72,8 +73,8 @@ func runHerdCmd(args []string, o *output) error {
 		return writeJSON(o.stdout, results)
 	}
 	printHerd(o, &cfg, results)
-	if *out != "" {
-		fmt.Fprintf(o.stdout, "\nwrote %s\n", *out)
+	if path != "" {
+		fmt.Fprintf(o.stdout, "\nwrote %s\n", path)
 	}
 	return nil
 }

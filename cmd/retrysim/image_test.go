@@ -84,10 +84,57 @@ func TestImageWithJSON(t *testing.T) {
 	checkSVG(t, b)
 }
 
-func TestImageWriteError(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "missing", "herd.svg")
-	_, stderr, code := cli(t, "herd", "-clients", "10", "-out", path)
-	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no such file") {
-		t.Errorf("exit %d, stderr %q; want 1 and one line", code, stderr)
+// TestImagePathChecked checks that a bad -out is a usage error, found before
+// the simulation runs: one line, exit status 2, nothing on stdout, and no
+// file left behind.
+func TestImagePathChecked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "dir.svg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, out, want string
+	}{
+		{"missing directory", filepath.Join(dir, "missing", "herd.svg"), "there is no directory " + filepath.Join(dir, "missing")},
+		{"parent is a file", filepath.Join(file, "herd.svg"), file + " is not a directory"},
+		{"path is a directory", filepath.Join(dir, "dir.svg"), filepath.Join(dir, "dir.svg") + " is a directory"},
+	}
+	for _, c := range cases {
+		for _, cmd := range []string{"herd", "occ"} {
+			t.Run(cmd+" "+c.name, func(t *testing.T) {
+				stdout, stderr, code := cli(t, cmd, "-out", c.out)
+				if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+					t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, one line saying %q", code, stdout, stderr, c.want)
+				}
+			})
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 2 {
+		t.Errorf("%s holds %v (%v), want only dir.svg and file", dir, entries, err)
+	}
+}
+
+// TestImageAbsolutePath checks that a relative -out is written relative to
+// the working directory and reported with its absolute path, which is where
+// go -C cmd/retrysim puts it.
+func TestImageAbsolutePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := cli(t, "occ", "-clients", "3", "-trials", "1", "-out", "chart.svg")
+	want := "\nwrote " + filepath.Join(wd, "chart.svg") + "\n"
+	if code != 0 || stderr != "" || !strings.HasSuffix(stdout, want) {
+		t.Errorf("exit %d, stderr %q, stdout ends %q; want it to end %q", code, stderr, stdout[max(0, len(stdout)-80):], want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "chart.svg")); err != nil {
+		t.Error(err)
 	}
 }

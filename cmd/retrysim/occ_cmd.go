@@ -38,7 +38,7 @@ func runOccCmd(args []string, o *output) error {
 	list := fs.String("strategies", joinStrategies(occStrategies), "comma-separated strategies to compare")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
-	out := fs.String("out", "", "write the chart to this .svg or .png file; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
+	out := fs.String("out", "", "write the chart to this .svg or .png file and print its absolute path; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
 	if err := parseFlags(fs, args, o, occSummary); err != nil {
 		return err
 	}
@@ -64,7 +64,8 @@ func runOccCmd(args []string, o *output) error {
 			return usagef("-clients %d is outside [1, 10000]", n)
 		}
 	}
-	if err := checkImagePath(*out); err != nil {
+	path, err := imagePath(*out)
+	if err != nil {
 		return err
 	}
 
@@ -72,8 +73,8 @@ func runOccCmd(args []string, o *output) error {
 	results := runOcc(cfg, bar.add)
 	bar.finish()
 
-	if *out != "" {
-		if err := occImage(*out, &cfg, results); err != nil {
+	if path != "" {
+		if err := occImage(path, &cfg, results); err != nil {
 			return err
 		}
 	}
@@ -81,8 +82,8 @@ func runOccCmd(args []string, o *output) error {
 		return writeJSON(o.stdout, results)
 	}
 	printOcc(o.stdout, &cfg, results)
-	if *out != "" {
-		fmt.Fprintf(o.stdout, "\nwrote %s\n", *out)
+	if path != "" {
+		fmt.Fprintf(o.stdout, "\nwrote %s\n", path)
 	}
 	return nil
 }
