@@ -110,7 +110,9 @@ func runAmplifyCmd(args []string, o *output) error {
 		return usagef("-attempts %d is less than 1", cfg.attempts)
 	case cfg.requests < 1 || cfg.requests > 1000000:
 		return usagef("-requests %d is outside [1, 1000000]", cfg.requests)
-	case !(cfg.ratio >= 0):
+	case math.IsNaN(cfg.ratio) || math.IsInf(cfg.ratio, 0):
+		return usagef("-budget-ratio %v is not a finite number", cfg.ratio)
+	case cfg.ratio < 0:
 		return usagef("-budget-ratio %v is negative", cfg.ratio)
 	case cfg.reserve < 0:
 		return usagef("-budget-reserve %d is negative", cfg.reserve)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -97,7 +98,9 @@ func (cfg *herdConfig) validate() error {
 		return usagef("-constant %v is negative", cfg.every)
 	case cfg.attempts < 1 || cfg.attempts > 1000:
 		return usagef("-attempts %d is outside [1, 1000]", cfg.attempts)
-	case !(cfg.budgetRatio >= 0):
+	case math.IsNaN(cfg.budgetRatio) || math.IsInf(cfg.budgetRatio, 0):
+		return usagef("-budget-ratio %v is not a finite number", cfg.budgetRatio)
+	case cfg.budgetRatio < 0:
 		return usagef("-budget-ratio %v is negative", cfg.budgetRatio)
 	case cfg.budgetReserve < 0:
 		return usagef("-budget-reserve %d is negative", cfg.budgetReserve)

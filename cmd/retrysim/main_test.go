@@ -127,10 +127,17 @@ func TestBadCommandLine(t *testing.T) {
 		want string
 	}{
 		{"unknown command", []string{"bogus"}, `unknown command "bogus"`},
-		{"default command, unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
-		{"herd unknown flag", []string{"herd", "-bogus"}, "flag provided but not defined: -bogus"},
-		{"herd bad number", []string{"herd", "-clients", "many"}, `invalid value "many" for flag -clients`},
-		{"herd bad duration", []string{"herd", "-outage", "2"}, `invalid value "2" for flag -outage`},
+		{"default command, unknown flag", []string{"-bogus"}, "herd: -bogus is not a flag of retrysim herd"},
+		{"herd unknown flag", []string{"herd", "-bogus"}, "herd: -bogus is not a flag of retrysim herd"},
+		{"herd missing value", []string{"herd", "-clients"}, "herd: -clients needs a value"},
+		{"herd bad integer", []string{"herd", "-clients", "abc"}, `herd: -clients "abc" is not an integer`},
+		{"herd huge integer", []string{"herd", "-clients", "99999999999999999999"}, `herd: -clients "99999999999999999999" is out of range`},
+		{"herd negative seed", []string{"herd", "-seed", "-1"}, `herd: -seed "-1" is not an integer of 0 or more`},
+		{"herd bad float", []string{"herd", "-budget-ratio", "a tenth"}, `herd: -budget-ratio "a tenth" is not a number`},
+		{"herd huge float", []string{"herd", "-budget-ratio", "1e999"}, `herd: -budget-ratio "1e999" is out of range`},
+		{"herd NaN ratio", []string{"herd", "-budget-ratio", "NaN"}, `herd: -budget-ratio NaN is not a finite number`},
+		{"herd bad duration", []string{"herd", "-outage", "2"}, `herd: -outage "2" is not a duration such as 100ms`},
+		{"herd bad bool", []string{"herd", "-json=maybe"}, `herd: -json "maybe" is not true or false`},
 		{"herd no clients", []string{"herd", "-clients", "0"}, "-clients 0 is outside"},
 		{"herd cap below base", []string{"herd", "-base", "1s", "-cap", "10ms"}, "-cap 10ms is less than -base 1s"},
 		{"herd no attempts", []string{"herd", "-attempts", "0"}, "-attempts 0"},
@@ -142,7 +149,11 @@ func TestBadCommandLine(t *testing.T) {
 		{"herd stray argument", []string{"herd", "now"}, `unexpected argument "now"`},
 		{"herd endless run", []string{"herd", "-cap", "1000h", "-attempts", "100"}, "raise -slice"},
 		{"herd negative budget", []string{"herd", "-budget-ratio", "-1"}, "-budget-ratio -1 is negative"},
-		{"occ bad clients", []string{"occ", "-clients", "10,x"}, `"x" is not an integer`},
+		{"occ bad clients", []string{"occ", "-clients", "10,x"}, `occ: -clients "10,x": "x" is not an integer`},
+		{"occ bad trials", []string{"occ", "-trials", "x"}, `occ: -trials "x" is not an integer`},
+		{"plan bad samples", []string{"plan", "-samples", "1e3"}, `plan: -samples "1e3" is not an integer`},
+		{"amplify bad depth", []string{"amplify", "-depth", "three"}, `amplify: -depth "three" is not an integer`},
+		{"amplify infinite ratio", []string{"amplify", "-budget-ratio", "+Inf"}, `amplify: -budget-ratio +Inf is not a finite number`},
 		{"occ zero clients", []string{"occ", "-clients", "0"}, "-clients 0 is outside"},
 		{"occ no trials", []string{"occ", "-trials", "0"}, "-trials 0"},
 		{"occ zero base", []string{"occ", "-base", "0"}, "-base 0s is not positive"},
@@ -180,6 +191,11 @@ func TestHelp(t *testing.T) {
 			stdout, stderr, code := cli(t, name, "-h")
 			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: retrysim "+name) || !strings.Contains(stdout, "-json") {
 				t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+			}
+			// The kinds of the flags are named, although parseFlags wraps
+			// every value while parsing.
+			if name == "herd" && (!strings.Contains(stdout, "-clients int") || !strings.Contains(stdout, "-outage duration")) {
+				t.Errorf("the kinds of the flags are missing:\n%s", stdout)
 			}
 		})
 	}
