@@ -8,18 +8,12 @@ import (
 	"time"
 )
 
-const herdSummary = `Simulates -clients callers that all fail at t=0 because their dependency is
+var herdSummary = `Simulates -clients callers that all fail at t=0 because their dependency is
 down for -outage; after it, the dependency serves at most -capacity calls in
 each -slice and fails the rest, which retry again. Each client runs one real
 retry.Do with the strategy's schedule, limited to -attempts calls:
 
-  constant      Constant(-constant)
-  exponential   Exponential(-base).Cap(-cap)
-  full          Exponential(-base).Cap(-cap).FullJitter
-  equal         Exponential(-base).Cap(-cap).EqualJitter
-  decorrelated  DecorrelatedJitter(-base, -cap)
-  smooth        SmoothJitter(-base).Cap(-cap)
-  full+budget   full, with one NewBudget(-budget-ratio, -budget-reserve) shared by all
+` + strategyTable(herdStrategies) + `
 
 Reports total calls, the peak calls in one slice after recovery, the time to
 success (p50, p99, max over the clients that succeeded) and the share that gave
@@ -42,7 +36,7 @@ func runHerdCmd(args []string, o *output) error {
 	fs.IntVar(&cfg.attempts, "attempts", 10, "calls per client at most, the first included (Take(attempts-1)); at most 1000")
 	fs.Float64Var(&cfg.budgetRatio, "budget-ratio", 0.1, "retries per call that the Budget of full+budget allows")
 	fs.IntVar(&cfg.budgetReserve, "budget-reserve", 10, "reserve of the Budget of full+budget, in retries")
-	list := fs.String("strategies", joinStrategies(herdStrategies), "comma-separated strategies to compare")
+	list := fs.String("strategies", joinStrategies(herdStrategies), "comma-separated strategies to compare; proportional is not among the default ones")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
 	out := fs.String("out", "", "write the chart to this .svg or .png file and print its absolute path; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")

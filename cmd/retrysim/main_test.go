@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -191,6 +192,16 @@ func TestHelp(t *testing.T) {
 			stdout, stderr, code := cli(t, name, "-h")
 			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: retrysim "+name) || !strings.Contains(stdout, "-json") {
 				t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+			}
+			// Every strategy -strategies accepts is described.
+			known, ok := map[string][]strategy{"herd": herdStrategies, "occ": occStrategies}[name]
+			if !ok {
+				return
+			}
+			for _, st := range append(slices.Clip(known), extraStrategies...) {
+				if !strings.Contains(stdout, "\n  "+string(st)+" ") {
+					t.Errorf("strategy %s is not described:\n%s", st, stdout)
+				}
 			}
 			// The kinds of the flags are named, although parseFlags wraps
 			// every value while parsing.

@@ -14,12 +14,13 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-const occSummary = `The optimistic-concurrency model of the AWS Architecture Blog post
+var occSummary = `The optimistic-concurrency model of the AWS Architecture Blog post
 "Exponential Backoff And Jitter": each client reads one row, writes it back
 conditionally, and on a conflict backs off and tries the read-write again until
 its write succeeds. Network delay is |Normal(-net, -net-stddev)| per message.
-Each client runs one real retry.Do with the strategy's schedule (none is
-Constant(0); the others as in herd, with -base and -cap and no Take).
+Each client runs one real retry.Do with the strategy's schedule, without Take:
+
+` + strategyTable(occStrategies) + `
 
 Reports, for each number of clients, the mean over -trials trials of the calls
 (conditional writes) and of the time until the last client is done. -out writes
@@ -35,7 +36,7 @@ func runOccCmd(args []string, o *output) error {
 	fs.DurationVar(&cfg.limit, "cap", 2*time.Second, "cap on every delay")
 	fs.DurationVar(&cfg.netMean, "net", 10*time.Millisecond, "mean network delay of one message")
 	fs.DurationVar(&cfg.netStdDev, "net-stddev", 2*time.Millisecond, "standard deviation of the network delay")
-	list := fs.String("strategies", joinStrategies(occStrategies), "comma-separated strategies to compare")
+	list := fs.String("strategies", joinStrategies(occStrategies), "comma-separated strategies to compare; proportional is not among the default ones")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
 	out := fs.String("out", "", "write the chart to this .svg or .png file and print its absolute path; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")

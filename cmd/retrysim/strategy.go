@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -24,6 +26,32 @@ const (
 	fullBudget   strategy = "full+budget"  // full, with a retry.Budget shared by all clients
 	proportional strategy = "proportional" // Exponential(base).Cap(cap).Jitter(0.2, src): gRPC's ±20%
 )
+
+// strategyDocs describes each strategy for -h, in the words of its flags.
+var strategyDocs = map[strategy]string{
+	none:         "Constant(0)",
+	constant:     "Constant(-constant)",
+	exponential:  "Exponential(-base).Cap(-cap)",
+	full:         "Exponential(-base).Cap(-cap).FullJitter",
+	equal:        "Exponential(-base).Cap(-cap).EqualJitter",
+	decorrelated: "DecorrelatedJitter(-base, -cap)",
+	smooth:       "SmoothJitter(-base).Cap(-cap)",
+	fullBudget:   "full, with one NewBudget(-budget-ratio, -budget-reserve) shared by all",
+	proportional: "Exponential(-base).Cap(-cap).Jitter(0.2), gRPC's ±20%",
+}
+
+// strategyTable describes the default strategies sts, then the extra ones,
+// one per line, for a command's -h.
+func strategyTable(sts []strategy) string {
+	var b strings.Builder
+	for _, st := range sts {
+		fmt.Fprintf(&b, "  %-13s %s\n", st, strategyDocs[st])
+	}
+	for _, st := range extraStrategies {
+		fmt.Fprintf(&b, "  %-13s %s;\n  %-13s only when -strategies names it\n", st, strategyDocs[st], "")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
 
 // extraStrategies can be asked for with -strategies but are not in the
 // default comparisons, whose JSON shape is fixed.
