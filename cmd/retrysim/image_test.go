@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"image/color"
 	"image/png"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -136,5 +138,21 @@ func TestImageAbsolutePath(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "chart.svg")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPaletteComplete checks that every strategy has a color of its own: a
+// missing one would draw its line in transparent black.
+func TestPaletteComplete(t *testing.T) {
+	seen := map[color.RGBA]strategy{}
+	for _, st := range append(slices.Clip(allStrategies), fullBudget) {
+		c, ok := palette[st]
+		if !ok || c.A == 0 {
+			t.Errorf("strategy %s has no color", st)
+		}
+		if other, ok := seen[c]; ok {
+			t.Errorf("strategies %s and %s share a color", st, other)
+		}
+		seen[c] = st
 	}
 }
