@@ -178,8 +178,33 @@ func occImage(path string, cfg *occConfig, results []occResult) error {
 			}
 		}
 	}
+	ticks := clientTicks(cfg.clients)
+	calls.X.Tick.Marker, times.X.Tick.Marker = ticks, ticks
 	calls.Legend.Top, calls.Legend.Left = true, true
 	calls.Legend.XOffs = vg.Millimeter * 2
 	calls.Y.Min = 0
 	return saveGrid(path, [][]*plot.Plot{{calls, times}}, 8*vg.Inch, 3.5*vg.Inch)
+}
+
+// clientTicks puts a tick on the x axis at every number of clients simulated,
+// so that the axis shows where the points are. Labels that would crowd their
+// left neighbour, closer than a twelfth of the axis, are left out, but the
+// last point is always labelled.
+func clientTicks(clients []int) plot.ConstantTicks {
+	xs := slices.Sorted(slices.Values(clients))
+	xs = slices.Compact(xs)
+	gap := float64(xs[len(xs)-1]-xs[0]) / 12
+	ticks := make(plot.ConstantTicks, len(xs))
+	last := -1 // the labelled tick furthest right
+	for i, x := range xs {
+		ticks[i].Value = float64(x)
+		if i == len(xs)-1 && last >= 0 && float64(x)-ticks[last].Value < gap {
+			ticks[last].Label = ""
+		}
+		if last < 0 || float64(x)-ticks[last].Value >= gap || i == len(xs)-1 {
+			ticks[i].Label = strconv.Itoa(x)
+			last = i
+		}
+	}
+	return ticks
 }

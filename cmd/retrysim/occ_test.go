@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +48,57 @@ func TestOccBlogOrdering(t *testing.T) {
 	}
 	if byName["full"].Calls >= byName["none"].Calls {
 		t.Errorf("full jitter (%v calls) is not better than no backoff (%v)", byName["full"].Calls, byName["none"].Calls)
+	}
+}
+
+// TestOccTicksAtDataPoints checks the x axis of the occ chart: a tick at
+// every number of clients simulated and no other, labelled unless the
+// labels would crowd.
+func TestOccTicksAtDataPoints(t *testing.T) {
+	type tick struct {
+		value float64
+		label string
+	}
+	cases := []struct {
+		clients []int
+		want    []tick
+	}{
+		{[]int{10, 50, 100}, []tick{{10, "10"}, {50, "50"}, {100, "100"}}},
+		{[]int{100, 10, 50, 10}, []tick{{10, "10"}, {50, "50"}, {100, "100"}}},
+		{[]int{7}, []tick{{7, "7"}}},
+		{[]int{1, 2, 3, 10, 50, 100}, []tick{{1, "1"}, {2, ""}, {3, ""}, {10, "10"}, {50, "50"}, {100, "100"}}},
+		{[]int{1, 50, 98, 100}, []tick{{1, "1"}, {50, "50"}, {98, ""}, {100, "100"}}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.clients), func(t *testing.T) {
+			var got []tick
+			for _, tk := range clientTicks(c.clients) {
+				got = append(got, tick{tk.Value, tk.Label})
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("ticks = %v, want %v", got, c.want)
+			}
+		})
+	}
+
+	// And in the image: the labels of both panels' x axes are the numbers
+	// of clients, not round numbers between them.
+	path := filepath.Join(t.TempDir(), "occ.svg")
+	if _, stderr, code := cli(t, "occ", "-clients", "10,50,100", "-trials", "2", "-out", path); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{">10<", ">50<", ">100<"} {
+		if n := strings.Count(string(b), label); n < 2 {
+			t.Errorf("label %s appears %d times, want it on each x axis", label, n)
+		}
+	}
+	for _, label := range []string{">20<", ">60<"} {
+		if strings.Contains(string(b), label) {
+			t.Errorf("label %s is not a number of clients", label)
+		}
 	}
 }
