@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/seed-b8c8f69d/retry"
 	"golang.org/x/exp/stats"
@@ -162,16 +164,21 @@ func plan(spec string, s retry.Schedule, samples int) *planResult {
 //     limit by design.
 func planWarnings(p *planResult, values [][]float64) []string {
 	w := []string{}
+	noCap := false
 	if k := len(p.Delays); k > 0 {
 		last, first := fromMs(p.Delays[k-1].P50), fromMs(p.Delays[0].P50)
-		if last > time.Minute && last > 10*first {
+		if noCap = last > time.Minute && last > 10*first; noCap {
 			w = append(w, fmt.Sprintf("no cap: the %s delay is %s; bound the delays with .cap(...) before any jitter",
 				ordinal(k), human(last)))
 		}
 	}
 	if p.constantRun && len(p.Delays) > 0 && p.samples > 1 {
+		advice := "add .fulljitter after that cap"
+		if !noCap {
+			advice = jitterAdvice(p.spec)
+		}
 		w = append(w, "no jitter: every client gets the same delays, so clients that fail together retry together, "+
-			"in lockstep; add .fulljitter after the cap, or use decorrelated(...) or smooth(...)")
+			"in lockstep; "+advice)
 	}
 	if p.infinite {
 		w = append(w, fmt.Sprintf("no take or within: it never gives up (more than %d retries); "+
@@ -238,6 +245,64 @@ func printPlan(w io.Writer, p *planResult) {
 			fmt.Fprintf(w, "  - %s\n", m)
 		}
 	}
+}
+
+// jitterAdvice tells how to add jitter to spec, a schedule without any, by
+// showing spec with .fulljitter where it belongs: after the last cap, so that
+// the jitter spreads the capped delays instead of being clamped by the cap;
+// without a cap, before the trailing take and within, where it reads best
+// (after them it would wait the same). Only the outermost chain is looked
+// at: a then(...) is jittered as a whole.
+func jitterAdvice(spec string) string {
+	spec = strings.TrimSpace(spec)
+	type segment struct {
+		name     string // lower case, without arguments
+		from, to int    // spec[from:to], without the dot before it
+	}
+	var segs []segment
+	depth, from := 0, 0
+	for i := 0; i <= len(spec); i++ {
+		if i < len(spec) {
+			switch spec[i] {
+			case '(':
+				depth++
+				continue
+			case ')':
+				depth--
+				continue
+			case '.':
+				if depth != 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		name, _, _ := strings.Cut(spec[from:i], "(")
+		segs = append(segs, segment{strings.ToLower(strings.TrimSpace(name)), from, i})
+		from = i + 1
+	}
+	at := len(segs) // insert before segs[at]
+	for at > 1 && (segs[at-1].name == "take" || segs[at-1].name == "within") {
+		at--
+	}
+	for i, sg := range segs {
+		if sg.name == "cap" {
+			at = i + 1
+		}
+	}
+	pos := len(spec)
+	if at < len(segs) {
+		pos = segs[at].from - 1 // the dot before it
+	}
+	fixed := strings.TrimRightFunc(spec[:pos], unicode.IsSpace) + ".fulljitter" + spec[pos:]
+	if _, err := retry.Parse(fixed); err != nil {
+		return "add .fulljitter, after the cap if there is one"
+	}
+	if slices.ContainsFunc(segs, func(sg segment) bool { return sg.name == "cap" }) {
+		return "add .fulljitter after the cap: " + fixed
+	}
+	return "add a jitter, such as " + fixed
 }
 
 // jitterBeforeCap matches a spec in which a jitter combinator comes before a

@@ -90,6 +90,50 @@ func TestPlanWarnings(t *testing.T) {
 	}
 }
 
+// TestPlanJitterAdvice checks that the advice of the no-jitter warning fits
+// the schedule: a cap is mentioned only if there is one, and the schedule it
+// suggests parses and has jitter.
+func TestPlanJitterAdvice(t *testing.T) {
+	cases := []struct{ spec, want string }{
+		{"constant(1s).take(3)", "add a jitter, such as constant(1s).fulljitter.take(3)"},
+		{"exponential(100ms).cap(2s).take(6)", "add .fulljitter after the cap: exponential(100ms).cap(2s).fulljitter.take(6)"},
+		{"constant(1s).within(3500ms)", "add a jitter, such as constant(1s).fulljitter.within(3500ms)"},
+		{"delays(1ms, 2ms).then(constant(1s).take(2))", "add a jitter, such as delays(1ms, 2ms).then(constant(1s).take(2)).fulljitter"},
+		{"exponential(100ms).cap(2s).take(3).cap(1s)", "add .fulljitter after the cap: exponential(100ms).cap(2s).take(3).cap(1s).fulljitter"},
+		{" Exponential(1.5s).Cap(2s) .Take(2) ", "add .fulljitter after the cap: Exponential(1.5s).Cap(2s).fulljitter.Take(2)"},
+	}
+	// Without a cap, the advice follows the no-cap warning's.
+	var p planResult
+	mustJSON(t, &p, "plan", "-json", "-samples", "100", "-schedule", "exponential(100ms).take(40)")
+	if len(p.Warnings) != 2 || !strings.Contains(p.Warnings[0], "bound the delays with .cap(...) before any jitter") ||
+		!strings.HasSuffix(p.Warnings[1], "; add .fulljitter after that cap") {
+		t.Errorf("warnings %q, want no cap, then no jitter with .fulljitter after that cap", p.Warnings)
+	}
+
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			var p planResult
+			mustJSON(t, &p, "plan", "-json", "-samples", "100", "-schedule", c.spec)
+			i := slices.IndexFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, "no jitter") })
+			if i < 0 {
+				t.Fatalf("no jitter warning: %q", p.Warnings)
+			}
+			if !strings.HasSuffix(p.Warnings[i], "; "+c.want) {
+				t.Errorf("warning %q, want it to end %q", p.Warnings[i], c.want)
+			}
+			_, fixed, _ := strings.Cut(c.want, ": ")
+			if fixed == c.want || fixed == "" {
+				_, fixed, _ = strings.Cut(c.want, "such as ")
+			}
+			var q planResult
+			mustJSON(t, &q, "plan", "-json", "-samples", "100", "-schedule", fixed)
+			if slices.ContainsFunc(q.Warnings, func(w string) bool { return strings.HasPrefix(w, "no jitter") }) {
+				t.Errorf("the advice %q has no jitter either", fixed)
+			}
+		})
+	}
+}
+
 // TestPlanJitterBounds checks the statistics of a jittered schedule.
 func TestPlanJitterBounds(t *testing.T) {
 	var p planResult
