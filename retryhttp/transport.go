@@ -111,9 +111,8 @@ type Transport struct {
 	// DrainLimit is the most bytes read and discarded from the body of a
 	// failed attempt's response before it is closed. A body longer than
 	// that is closed before its end, which costs its connection instead of
-	// time. 0
-	// means DefaultDrainLimit; a negative value closes bodies without
-	// reading them.
+	// time. 0 means DefaultDrainLimit; a negative value closes bodies
+	// without reading them.
 	DrainLimit int64
 
 	base     http.RoundTripper // nil: http.DefaultTransport
