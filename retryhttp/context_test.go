@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -98,71 +99,64 @@ func TestContextDoneBeforeFirstAttempt(t *testing.T) {
 // against retry.AttemptTimeout: the attempt is abandoned after the timeout
 // and retried, and the body of the second attempt's response, written only
 // once the test has the response in hand, is readable long after that
-// attempt's timeout would have ended.
+// attempt's timeout would have ended. In a synctest bubble on an in-memory
+// network every duration is exact.
 func TestAttemptTimeout(t *testing.T) {
-	const timeout = 10 * time.Millisecond
-	release := make(chan struct{}) // unblocks the hanging handler, in case
-	defer close(release)
-	bodyGo := make(chan struct{})
-	hang := func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 10 * time.Millisecond
+		bodyGo := make(chan struct{})
+		hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+		slowBody := func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(200)
+			w.(http.Flusher).Flush()
+			<-bodyGo
+			io.WriteString(w, "worth the wait")
 		}
-	}
-	slowBody := func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(200)
-		w.(http.Flusher).Flush()
-		<-bodyGo
-		io.WriteString(w, "worth the wait")
-	}
-	srv := newServer(t, hang, slowBody)
-	var errs []error
-	rt := NewTransport(newBase(t), zero(3), retry.WithClock(retry.NewFakeClock(t0)),
-		retry.AttemptTimeout(timeout),
-		retry.If(func(error) bool { return false }), // the timeout is retried anyway
-		retry.OnRetry(func(a retry.Attempt) { errs = append(errs, a.Err) }))
+		srv, base := newPipeServer(t, hang, slowBody)
+		var errs []error
+		rt := NewTransport(base, zero(3), retry.WithClock(retry.NewFakeClock(t0)),
+			retry.AttemptTimeout(timeout),
+			retry.If(func(error) bool { return false }), // the timeout is retried anyway
+			retry.OnRetry(func(a retry.Attempt) { errs = append(errs, a.Err) }))
 
-	// The deadline only keeps a broken Transport from hanging the test.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	resp, err := rt.RoundTrip(req)
-	require.NoError(t, err)
-	assert.Equal(t, 200, resp.StatusCode)
-	require.Len(t, errs, 1)
-	assert.ErrorIs(t, errs[0], context.DeadlineExceeded)
-	var ne net.Error
-	if assert.ErrorAs(t, errs[0], &ne) {
-		assert.True(t, ne.Timeout())
-	}
+		start := time.Now()
+		resp, err := rt.RoundTrip(mustGet(t, srv.URL))
+		require.NoError(t, err)
+		assert.Equal(t, timeout, time.Since(start), "one timeout, then the headers at once")
+		assert.Equal(t, 200, resp.StatusCode)
+		require.Len(t, errs, 1)
+		assert.ErrorIs(t, errs[0], context.DeadlineExceeded)
+		var ne net.Error
+		if assert.ErrorAs(t, errs[0], &ne) {
+			assert.True(t, ne.Timeout())
+		}
 
-	<-time.After(2 * timeout) // well past the second attempt's timeout
-	close(bodyGo)
-	assert.Equal(t, "worth the wait", readAll(t, resp))
-	assert.Len(t, srv.requests(), 2)
+		time.Sleep(time.Hour) // far past the second attempt's timeout
+		close(bodyGo)
+		assert.Equal(t, "worth the wait", readAll(t, resp))
+		assert.Len(t, srv.requests(), 2)
+	})
 }
 
 func TestAttemptTimeoutEveryAttempt(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 5 * time.Millisecond
+		srv, base := newPipeServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+		rt := NewTransport(base, zero(2), retry.WithClock(retry.NewFakeClock(t0)), retry.AttemptTimeout(timeout))
+		client := &http.Client{Transport: rt}
+		start := time.Now()
+		resp, err := client.Get(srv.URL)
+		assert.Nil(t, resp)
+		assert.Equal(t, 3*timeout, time.Since(start))
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		var ue interface{ Timeout() bool }
+		if assert.ErrorAs(t, err, &ue) {
+			assert.True(t, ue.Timeout())
 		}
+		// Each request reached the server before its attempt's timeout: in the
+		// bubble, the clock moves only once everything else is blocked.
+		assert.Len(t, srv.requests(), 3)
 	})
-	rt := NewTransport(newBase(t), zero(2), retry.WithClock(retry.NewFakeClock(t0)), retry.AttemptTimeout(5*time.Millisecond))
-	client := &http.Client{Transport: rt, Timeout: 5 * time.Second} // the Timeout only keeps a broken Transport from hanging the test
-	resp, err := client.Get(srv.URL)
-	assert.Nil(t, resp)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	var ue interface{ Timeout() bool }
-	if assert.ErrorAs(t, err, &ue) {
-		assert.True(t, ue.Timeout())
-	}
-	assert.Eventually(t, func() bool { return len(srv.requests()) == 3 }, time.Second, time.Millisecond)
 }
 
 // TestAttemptTimeoutResponses checks responses that got their headers in

@@ -2,6 +2,7 @@ package retryhttp
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -32,30 +33,94 @@ type recorded struct {
 	body   string
 }
 
-// server is a loopback HTTP server that answers its n-th request (from 0)
-// with the n-th handler, repeating the last one, and records every request
-// and every new connection.
+// server is an HTTP server that answers its n-th request (from 0) with the
+// n-th handler, repeating the last one, and records every request and every
+// new connection.
 type server struct {
-	*httptest.Server
+	URL      string
 	mu       sync.Mutex
 	reqs     []recorded
 	conns    atomic.Int32
 	handlers []http.HandlerFunc
 }
 
+// newServer starts a server on a loopback port, closed when the test ends.
 func newServer(t testing.TB, handlers ...http.HandlerFunc) *server {
 	t.Helper()
 	s := &server{handlers: handlers}
-	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			s.conns.Add(1)
-		}
-	}
-	s.Start()
-	t.Cleanup(s.Close)
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	hs.Config.ConnState = s.connState
+	hs.Start()
+	t.Cleanup(hs.Close)
+	s.URL = hs.URL
 	return s
 }
+
+func (s *server) connState(_ net.Conn, st http.ConnState) {
+	if st == http.StateNew {
+		s.conns.Add(1)
+	}
+}
+
+// newPipeServer starts a server on an in-memory network, for tests inside a
+// testing/synctest bubble, where a goroutine blocked on a real socket would
+// keep the bubble's clock from advancing: every connection is a net.Pipe,
+// whose reads and writes block on channels. It returns the server and a base
+// http.Transport that dials it whatever the URL's host; both are closed when
+// the test ends. Call it inside the bubble.
+func newPipeServer(t testing.TB, handlers ...http.HandlerFunc) (*server, *http.Transport) {
+	t.Helper()
+	s := &server{handlers: handlers, URL: "http://pipe.test"}
+	ln := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	hs := &http.Server{Handler: http.HandlerFunc(s.serve), ConnState: s.connState}
+	go hs.Serve(ln)
+	base := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 256}
+	t.Cleanup(func() {
+		base.CloseIdleConnections()
+		hs.Close()
+	})
+	return s, base
+}
+
+// pipeListener is a net.Listener whose connections come from its dial method.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, srv := net.Pipe()
+	select {
+	case l.conns <- srv:
+		return client, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe.test:80" }
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
