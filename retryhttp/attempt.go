@@ -43,7 +43,10 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 	req := c.req
 	ctx := req.Context()
 	var body io.ReadCloser // the rewound body of a retry
-	if c.n > 1 && req.GetBody != nil {
+	if c.n > 1 && req.Body != nil && req.Body != http.NoBody {
+		// As net/http does, rewind only a body that was sent: a request
+		// whose Body is nil or NoBody goes without one every time, whatever
+		// its GetBody would return. replayable made sure GetBody is set.
 		var err error
 		if body, err = req.GetBody(); err != nil {
 			return nil, retry.Permanent(&rewindError{err})

@@ -406,3 +406,36 @@ func mustGet(t testing.TB, url string) *http.Request {
 	require.NoError(t, err)
 	return req
 }
+
+// TestRewindOnlyWhatWasSent checks a request whose Body is nil or
+// http.NoBody but whose GetBody is set: every attempt is sent without a body,
+// as the first one was, and GetBody is never called, as in net/http, which
+// rewinds only a body it sent.
+func TestRewindOnlyWhatWasSent(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		body io.ReadCloser
+	}{{"nil Body", nil}, {"NoBody", http.NoBody}} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, status(503), status(502), status(200))
+			rt := NewTransport(newBase(t), zero(3), retry.WithClock(retry.NewFakeClock(t0)))
+			req, err := http.NewRequest(http.MethodPut, srv.URL, nil)
+			require.NoError(t, err)
+			req.Body = tt.body
+			rewound := 0
+			req.GetBody = func() (io.ReadCloser, error) {
+				rewound++
+				return io.NopCloser(strings.NewReader("payload")), nil
+			}
+			resp, err := rt.RoundTrip(req)
+			require.NoError(t, err)
+			assert.Equal(t, "attempt 3", readAll(t, resp))
+			reqs := srv.requests()
+			require.Len(t, reqs, 3)
+			for i, r := range reqs {
+				assert.Empty(t, r.body, "attempt %d", i+1)
+			}
+			assert.Zero(t, rewound, "GetBody called")
+		})
+	}
+}
