@@ -19,25 +19,33 @@ func TestAllocs(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop items")
 	}
 	base := stubBase{&http.Response{StatusCode: 200, Body: http.NoBody}}
-	req, err := http.NewRequest(http.MethodGet, "http://example.test/", nil)
+	get, err := http.NewRequest(http.MethodGet, "http://example.test/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	post, err := http.NewRequest(http.MethodPost, "http://example.test/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	options := NewTransport(base, retry.Constant(0).Take(3),
+		retry.WithBudget(retry.NewBudget(0.1, 10)),
+		retry.OnRetry(func(retry.Attempt) {}),
+		retry.If(retry.IsTransient),
+		retry.MaxPushback(0))
 	for _, tt := range []struct {
 		name string
 		rt   *Transport
+		req  *http.Request
 	}{
-		{"defaults", NewTransport(base, nil)},
-		{"zero Transport", &Transport{base: base}},
-		{"options", NewTransport(base, retry.Constant(0).Take(3),
-			retry.WithBudget(retry.NewBudget(0.1, 10)),
-			retry.OnRetry(func(retry.Attempt) {}),
-			retry.If(retry.IsTransient),
-			retry.MaxPushback(0))},
+		{"defaults", NewTransport(base, nil), get},
+		{"zero Transport", &Transport{base: base}, get},
+		{"options", options, get},
+		{"sent once", NewTransport(base, nil), post},
+		{"sent once with options", options, post},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(100, func() {
-				if _, err := tt.rt.RoundTrip(req); err != nil {
+				if _, err := tt.rt.RoundTrip(tt.req); err != nil {
 					t.Fatal(err)
 				}
 			})

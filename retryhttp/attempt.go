@@ -9,41 +9,40 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 )
 
-// call is the state of one RoundTrip that may retry. RoundTrip recycles
-// calls through a sync.Pool: nothing refers to a call once retry.Retry has
-// returned, since the errors and responses it hands out do not point back.
+// call is the state of one RoundTrip that goes through retry.Retry.
+// RoundTrip recycles calls through a sync.Pool: nothing refers to a call once
+// retry.Retry has returned, since the errors and responses it hands out do
+// not point back.
 type call struct {
-	t    *Transport
-	base http.RoundTripper
-	req  *http.Request                                 // the caller's, never modified
-	n    int                                           // attempts started
-	fn   func(context.Context) (*http.Response, error) // c.attempt, bound once
+	t      *Transport
+	base   http.RoundTripper
+	req    *http.Request                                 // the caller's, never modified
+	n      int                                           // attempts started
+	fn     func(context.Context) (*http.Response, error) // c.attempt, bound once
+	fnOnce func(context.Context) (*http.Response, error) // c.attemptOnce, bound once
 }
 
-// reset clears c for reuse, keeping fn.
+func newCall() *call {
+	c := new(call)
+	c.fn, c.fnOnce = c.attempt, c.attemptOnce
+	return c
+}
+
+// reset clears c for reuse, keeping its bound functions.
 func (c *call) reset() {
-	*c = call{fn: c.fn}
+	*c = call{fn: c.fn, fnOnce: c.fnOnce}
 }
 
-// attempt sends one attempt of c.req, for retry.Retry. It returns the
-// response on success (including any status not worth retrying), and
-// otherwise a nil response and an error: the base's error (marked Permanent
-// if RetryError rejects it), a *StatusError that holds the unread response
-// (marked with the server's Retry-After, if any), or errAttemptTimeout.
-//
-// actx is the context Retry gives the attempt: the request's own context, or
-// with retry.AttemptTimeout one derived from it that ends at the attempt's
-// deadline and is cancelled as soon as attempt returns. A response body must
-// outlive that, so then the attempt is sent under a context of its own,
-// derived from the request's, which a timer set to actx's deadline cancels
-// only until the response headers arrive. That context is released when the
-// response body is closed or read to the end.
+// attempt sends one attempt of a request that may be retried, for
+// retry.Retry. It returns the response on success (including any status not
+// worth retrying), and otherwise a nil response and an error: the base's
+// error (marked Permanent if RetryError rejects it), a *StatusError that
+// holds the unread response (marked with the server's Retry-After, if any),
+// or errAttemptTimeout.
 func (c *call) attempt(actx context.Context) (*http.Response, error) {
 	c.n++
-	req := c.req
-	ctx := req.Context()
 	var body io.ReadCloser // the rewound body of a retry
-	if c.n > 1 && req.Body != nil && req.Body != http.NoBody {
+	if req := c.req; c.n > 1 && req.Body != nil && req.Body != http.NoBody {
 		// As net/http does, rewind only a body that was sent: a request
 		// whose Body is nil or NoBody goes without one every time, whatever
 		// its GetBody would return. replayable made sure GetBody is set.
@@ -52,7 +51,49 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 			return nil, retry.Permanent(&rewindError{err})
 		}
 	}
+	resp, err := c.send(actx, body)
+	if err != nil {
+		if err != errAttemptTimeout && !c.t.retryError(err) {
+			return nil, retry.Permanent(err)
+		}
+		return nil, err
+	}
+	if !c.t.retryStatus(resp.StatusCode) {
+		return resp, nil
+	}
+	se := &StatusError{StatusCode: resp.StatusCode, resp: resp, drain: c.t.drainLimit()}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		return nil, withRetryAfter(se, resp.Header.Get("Retry-After"))
+	}
+	return nil, se
+}
 
+// attemptOnce sends the only attempt of a request that is not retried, for
+// retry.Retry with no retries: every response is a success, and every error
+// is Permanent, so that Retry returns it as it is without consulting If.
+func (c *call) attemptOnce(actx context.Context) (*http.Response, error) {
+	c.n++
+	resp, err := c.send(actx, nil)
+	if err != nil {
+		return nil, retry.Permanent(err)
+	}
+	return resp, nil
+}
+
+// send sends attempt c.n of c.req through the base, with body in place of
+// c.req.Body unless it is nil, and returns the base's response or error, or
+// errAttemptTimeout.
+//
+// actx is the context Retry gives the attempt: the request's own context, or
+// with retry.AttemptTimeout one derived from it that ends at the attempt's
+// deadline and is cancelled as soon as the attempt returns. A response body
+// must outlive that, so then the attempt is sent under a context of its own,
+// derived from the request's, which a timer set to actx's deadline cancels
+// only until the response headers arrive. That context is released when the
+// response body is closed or read to the end.
+func (c *call) send(actx context.Context, body io.ReadCloser) (*http.Response, error) {
+	req := c.req
+	ctx := req.Context()
 	var cancel context.CancelFunc
 	var timer *time.Timer
 	if deadline, ok := attemptDeadline(actx, ctx); ok {
@@ -89,9 +130,6 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 		if cancel != nil {
 			cancel()
 		}
-		if !c.t.retryError(err) {
-			return nil, retry.Permanent(err)
-		}
 		return nil, err
 	}
 	if cancel != nil {
@@ -102,14 +140,7 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 		}
 	}
 	resp.Request = c.req
-	if !c.t.retryStatus(resp.StatusCode) {
-		return resp, nil
-	}
-	se := &StatusError{StatusCode: resp.StatusCode, resp: resp, drain: c.t.drainLimit()}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		return nil, withRetryAfter(se, resp.Header.Get("Retry-After"))
-	}
-	return nil, se
+	return resp, nil
 }
 
 // attemptDeadline reports the deadline of an attempt context that ends before

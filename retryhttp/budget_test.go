@@ -1,10 +1,12 @@
 package retryhttp
 
 import (
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/stretchr/testify/assert"
@@ -91,4 +93,52 @@ func TestSharedBudget(t *testing.T) {
 	require.Len(t, srv.requests(), int(total))
 	assert.LessOrEqual(t, total, int64(float64(requests)*(1+ratio))+reserve)
 	assert.Equal(t, total-requests, retried.Load(), "a healthy server needs no retries")
+}
+
+// funcBase is a base RoundTripper that answers with a function.
+type funcBase func(*http.Request) (*http.Response, error)
+
+func (f funcBase) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestSentOnceOutsideBudget checks that a request sent once, which goes
+// through retry.Retry when the Transport has options (so that
+// AttemptTimeout applies to it), still neither deposits into the Transport's
+// Budget nor draws from it, and that no If predicate sees its error.
+func TestSentOnceOutsideBudget(t *testing.T) {
+	var answers []int // status codes still to give, then 200
+	base := funcBase(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodPost {
+			return nil, errors.New("POST failed")
+		}
+		code := 200
+		if len(answers) > 0 {
+			code, answers = answers[0], answers[1:]
+		}
+		return &http.Response{StatusCode: code, Body: http.NoBody, Request: req}, nil
+	})
+	var judged []error
+	// Each call deposits half a token, a retry costs one, the reserve is one.
+	rt := NewTransport(base, zero(1), retry.WithClock(retry.NewFakeClock(t0)),
+		retry.WithBudget(retry.NewBudget(0.5, 1)), retry.AttemptTimeout(time.Minute),
+		retry.If(func(err error) bool { judged = append(judged, err); return true }))
+	get := func() int {
+		t.Helper()
+		resp, err := rt.RoundTrip(mustGet(t, "http://example.test/"))
+		require.NoError(t, err)
+		return resp.StatusCode
+	}
+
+	answers = []int{503}
+	require.Equal(t, 200, get(), "the reserve pays for the first retry")
+	for range 4 {
+		req, err := http.NewRequest(http.MethodPost, "http://example.test/", nil)
+		require.NoError(t, err)
+		resp, err := rt.RoundTrip(req)
+		assert.Nil(t, resp)
+		assert.EqualError(t, err, "POST failed")
+	}
+	// Had the four POSTs deposited, the balance would be back to one token.
+	answers = []int{503}
+	assert.Equal(t, 503, get(), "half a token does not pay for a retry")
+	require.Len(t, judged, 2, "If sees only the GETs' failures")
 }

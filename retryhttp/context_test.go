@@ -159,6 +159,58 @@ func TestAttemptTimeoutEveryAttempt(t *testing.T) {
 	})
 }
 
+// TestAttemptTimeoutSentOnce checks that retry.AttemptTimeout applies to a
+// request that is sent only once, such as a POST without an idempotency key:
+// its one attempt is bounded by the timeout, its timeout error is returned
+// and it is not retried; a response that arrives in time keeps its body
+// readable under the request's context alone.
+func TestAttemptTimeoutSentOnce(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	post := func(t *testing.T, url string) *http.Request {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"order":42}`))
+		require.NoError(t, err)
+		return req
+	}
+	t.Run("timed out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv, base := newPipeServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+			var retried int
+			rt := NewTransport(base, zero(3), retry.AttemptTimeout(timeout),
+				retry.OnRetry(func(retry.Attempt) { retried++ }))
+			start := time.Now()
+			resp, err := rt.RoundTrip(post(t, srv.URL))
+			assert.Equal(t, timeout, time.Since(start))
+			assert.Nil(t, resp)
+			assert.Equal(t, errAttemptTimeout, err, "the timeout error itself, not a *retry.Error")
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			synctest.Wait()
+			reqs := srv.requests()
+			require.Len(t, reqs, 1)
+			assert.Equal(t, `{"order":42}`, reqs[0].body)
+			assert.Zero(t, retried)
+		})
+	})
+	t.Run("answered in time", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			bodyGo := make(chan struct{})
+			srv, base := newPipeServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.(http.Flusher).Flush()
+				<-bodyGo
+				io.WriteString(w, "try again later")
+			})
+			rt := NewTransport(base, zero(3), retry.AttemptTimeout(timeout))
+			resp, err := rt.RoundTrip(post(t, srv.URL))
+			require.NoError(t, err)
+			assert.Equal(t, 503, resp.StatusCode, "a POST without a key is not retried")
+			time.Sleep(time.Hour)
+			close(bodyGo)
+			assert.Equal(t, "try again later", readAll(t, resp))
+			assert.Len(t, srv.requests(), 1)
+		})
+	})
+}
+
 // TestAttemptTimeoutResponses checks responses that got their headers in
 // time under an AttemptTimeout: a body-less one and a failed attempt's one
 // are released, and a 101 response keeps its writable body.

@@ -24,14 +24,20 @@ var defaultSchedule = retry.Exponential(100 * time.Millisecond).Cap(2 * time.Sec
 
 // calls recycles the per-request state of RoundTrip, so that a request that
 // succeeds at once allocates nothing in the Transport.
-var calls = sync.Pool{New: func() any {
-	c := new(call)
-	c.fn = c.attempt
-	return c
-}}
+var calls = sync.Pool{New: func() any { return newCall() }}
 
 // defaultOptions are the options of a zero Transport.
 var defaultOptions = []retry.Option{discardOnRetry}
+
+// noRetries is the Schedule of a request sent once: retry.Retry makes its
+// one attempt, with the Transport's options, and never retries it.
+var noRetries = retry.Delays()
+
+// noBudget replaces the caller's Budget, if any, for a request sent once
+// (a later WithBudget replaces an earlier one): with a reserve of 0 it holds
+// nothing, so the request neither deposits into the caller's Budget nor
+// could draw from it.
+var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 
 // A Transport is an http.RoundTripper that sends each request through a base
 // RoundTripper and retries it with retry.Retry when that is safe and
@@ -44,7 +50,7 @@ var defaultOptions = []retry.Option{discardOnRetry}
 // sent), and whose body can be rewound: Body is nil or http.NoBody, or
 // GetBody is set (http.NewRequest sets it for the common body types). Every
 // other request, such as a POST without an idempotency key or a PUT whose
-// body has no GetBody, is passed to the base once, unchanged.
+// body has no GetBody, is sent once, unchanged, and never retried.
 //
 // What is retried: a transport error that RetryError accepts, and a
 // response whose status RetryStatus accepts. Any other response, including
@@ -83,13 +89,18 @@ var defaultOptions = []retry.Option{discardOnRetry}
 // WithBudget (one Budget may be shared by many Transports), MaxPushback, If,
 // OnRetry and AttemptTimeout all work. If predicates and OnRetry hooks see
 // the base's error, or a *StatusError for a retried status; OnRetry hooks
-// run after the failed attempt's response has been closed. A request sent
-// once because it is not replayable does not go through retry.Retry, so it
-// neither deposits into nor draws from a Budget. With
+// run after the failed attempt's response has been closed. With
 // retry.AttemptTimeout(d), each attempt must receive its response headers
 // within d or it is abandoned and retried; the response body returned to the
 // caller is not bound by d and stays readable under the request's context
 // until it is closed.
+//
+// A request sent once because it is not replayable neither deposits into nor
+// draws from a Budget, and If predicates and OnRetry hooks never see it. Its
+// single attempt is still an attempt: retry.AttemptTimeout(d) bounds it as
+// any other, and if its headers do not arrive within d, RoundTrip returns
+// the timeout error (a net.Error whose Timeout reports true, matching
+// context.DeadlineExceeded) without retrying.
 //
 // A Transport is safe for concurrent use by multiple goroutines. Its
 // exported fields must be set before its first use and not changed after.
@@ -118,6 +129,7 @@ type Transport struct {
 	base     http.RoundTripper // nil: http.DefaultTransport
 	schedule retry.Schedule    // nil: defaultSchedule
 	opts     []retry.Option    // discardOnRetry followed by the caller's options
+	onceOpts []retry.Option    // opts followed by noBudget; nil without caller's options
 }
 
 // NewTransport returns a Transport that sends requests through base and
@@ -131,10 +143,16 @@ type Transport struct {
 // attempts fail. NewTransport copies opts, so later changes to the caller's
 // slice do not affect the Transport.
 func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
-	o := make([]retry.Option, 0, len(opts)+1)
+	o := make([]retry.Option, 0, len(opts)+2)
 	o = append(o, discardOnRetry)
 	o = append(o, opts...)
-	return &Transport{base: base, schedule: s, opts: o}
+	t := &Transport{base: base, schedule: s, opts: o}
+	if len(opts) > 0 {
+		// o has room for one more: onceOpts shares its array, past the end
+		// of opts, which nothing appends to.
+		t.onceOpts = append(o, noBudget)
+	}
+	return t
 }
 
 // NewClient returns an http.Client whose Transport is
@@ -154,10 +172,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	s, opts, once := t.schedule, t.opts, false
 	if !replayable(req) {
-		return base.RoundTrip(req)
+		if t.onceOpts == nil {
+			// No option could apply to the one attempt.
+			return base.RoundTrip(req)
+		}
+		s, opts, once = noRetries, t.onceOpts, true
 	}
-	s, opts := t.schedule, t.opts
 	if s == nil {
 		s = defaultSchedule
 	}
@@ -167,7 +189,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	c := calls.Get().(*call)
 	c.t, c.base, c.req = t, base, req
-	resp, err := retry.Retry(ctx, s, c.fn, opts...)
+	fn := c.fn
+	if once {
+		fn = c.fnOnce
+	}
+	resp, err := retry.Retry(ctx, s, fn, opts...)
 	if err != nil {
 		resp, err = c.result(ctx, err)
 	}
