@@ -75,7 +75,7 @@ func retryOptions[T any](ctx context.Context, s Schedule, fn func(context.Contex
 		return zero, doneBefore(ctx)
 	}
 	start := cfg.begin()
-	v, err, own := call(ctx, fn, cfg.attemptTimeout)
+	v, err, own := call(ctx, fn, &cfg)
 	if err == nil {
 		return v, nil
 	}
@@ -118,7 +118,7 @@ func doOptions(ctx context.Context, s Schedule, fn func(context.Context) error, 
 		return doneBefore(ctx)
 	}
 	start := cfg.begin()
-	err, own := callErr(ctx, fn, cfg.attemptTimeout)
+	err, own := callErr(ctx, fn, &cfg)
 	if err == nil {
 		return nil
 	}
@@ -141,14 +141,27 @@ func doneBefore(ctx context.Context) error {
 	return newError(0, nil, context.Cause(ctx))
 }
 
-// call makes one attempt. With a timeout, fn gets a context that ends after
-// it, released as soon as fn returns; own reports that fn failed after that
-// context, not ctx, ended.
-func call[T any](ctx context.Context, fn func(context.Context) (T, error), timeout time.Duration) (v T, err error, own bool) {
-	if timeout == 0 {
-		v, err = fn(ctx)
-		return v, err, false
+// call makes one attempt, and records its duration for Observe. With a
+// timeout, fn gets a context that ends after it, released as soon as fn
+// returns; own reports that fn failed after that context, not ctx, ended.
+func call[T any](ctx context.Context, fn func(context.Context) (T, error), c *config) (v T, err error, own bool) {
+	var start time.Time
+	if c.latency != nil {
+		start = c.now()
 	}
+	if c.attemptTimeout == 0 {
+		v, err = fn(ctx)
+	} else {
+		v, err, own = callTimeout(ctx, fn, c.attemptTimeout)
+	}
+	if c.latency != nil {
+		c.observe(ctx, start)
+	}
+	return v, err, own
+}
+
+// callTimeout calls fn under a context that ends after timeout.
+func callTimeout[T any](ctx context.Context, fn func(context.Context) (T, error), timeout time.Duration) (v T, err error, own bool) {
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err = fn(actx)
@@ -156,10 +169,24 @@ func call[T any](ctx context.Context, fn func(context.Context) (T, error), timeo
 }
 
 // callErr is call for Do's functions.
-func callErr(ctx context.Context, fn func(context.Context) error, timeout time.Duration) (err error, own bool) {
-	if timeout == 0 {
-		return fn(ctx), false
+func callErr(ctx context.Context, fn func(context.Context) error, c *config) (err error, own bool) {
+	var start time.Time
+	if c.latency != nil {
+		start = c.now()
 	}
+	if c.attemptTimeout == 0 {
+		err = fn(ctx)
+	} else {
+		err, own = callErrTimeout(ctx, fn, c.attemptTimeout)
+	}
+	if c.latency != nil {
+		c.observe(ctx, start)
+	}
+	return err, own
+}
+
+// callErrTimeout is callTimeout for Do's functions.
+func callErrTimeout(ctx context.Context, fn func(context.Context) error, timeout time.Duration) (err error, own bool) {
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err = fn(actx)

@@ -52,6 +52,8 @@
 // caps retries to a fraction of requests (WithBudget). A server that says how
 // long to wait (HTTP Retry-After, gRPC pushback) is heard through RetryAfter
 // and RetryAt, bounded by MaxPushback. AttemptTimeout bounds each attempt.
+// A Latency, fed by Observe, tracks a dependency's recent latencies, and its
+// Quantile is a Schedule that follows them.
 // The retryhttp package applies all of this to HTTP clients.
 //
 // # Testing
@@ -72,7 +74,8 @@
 //
 // # Concurrency and cost
 //
-// Schedules, Options, Budgets and FakeClocks are safe for concurrent use.
+// Schedules, Options, Budgets, Latencies and FakeClocks are safe for
+// concurrent use.
 // Success on the first attempt allocates nothing. A call that retries
 // allocates nothing of its own either: its loop state and the relays through
 // which the combinators pass delays along are recycled. What remains is the

@@ -74,9 +74,9 @@ func (l *loop[T]) step(d time.Duration) bool {
 	var err error
 	var own bool
 	if l.fnErr != nil {
-		err, own = callErr(l.ctx, l.fnErr, l.attemptTimeout)
+		err, own = callErr(l.ctx, l.fnErr, &l.config)
 	} else {
-		l.v, err, own = call(l.ctx, l.fn, l.attemptTimeout)
+		l.v, err, own = call(l.ctx, l.fn, &l.config)
 	}
 	l.n++
 	if err == nil {

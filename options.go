@@ -1,9 +1,13 @@
 package retry
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // An Option configures one Retry or Do call. Options are made only by this
-// package (WithClock, If, OnRetry, WithBudget, MaxPushback, AttemptTimeout);
+// package (WithClock, If, OnRetry, WithBudget, MaxPushback, AttemptTimeout,
+// Observe);
 // the zero Option does nothing. Options are plain values: they can be built
 // once and shared by any number of calls and goroutines, and building one at
 // the call site allocates nothing.
@@ -15,7 +19,7 @@ type Option struct {
 	kind  optionKind
 	d     time.Duration // MaxPushback, AttemptTimeout
 	clock Clock         // WithClock
-	ref   any           // If: func(error) bool; OnRetry: func(Attempt); WithBudget: *Budget
+	ref   any           // If: func(error) bool; OnRetry: func(Attempt); WithBudget: *Budget; Observe: *Latency
 }
 
 type optionKind uint8
@@ -28,6 +32,7 @@ const (
 	budgetOption
 	pushbackOption
 	attemptTimeoutOption
+	observeOption
 )
 
 // WithClock returns an Option that makes Retry wait on c and read the time
@@ -90,10 +95,28 @@ func AttemptTimeout(d time.Duration) Option {
 	return Option{kind: attemptTimeoutOption, d: d}
 }
 
+// Observe returns an Option that records the duration of every attempt of
+// the call in lat, measured on the call's clock (see WithClock): successes
+// and failures alike, including an attempt cut short by its own
+// AttemptTimeout (recorded as about the timeout, a lower bound of its
+// latency). An attempt that returns after the caller's context ended is not
+// recorded: its duration says nothing about the dependency. A later Observe
+// replaces an earlier one. Recording allocates nothing; it reads the clock
+// twice per attempt.
+//
+// Observe panics if lat is nil.
+func Observe(lat *Latency) Option {
+	if lat == nil {
+		panic("retry: Observe: nil Latency")
+	}
+	return Option{kind: observeOption, ref: lat}
+}
+
 // config is the result of applying a call's options.
 type config struct {
 	clock          Clock // nil: the real clock
 	budget         *Budget
+	latency        *Latency // Observe's
 	maxPushback    time.Duration
 	attemptTimeout time.Duration
 	hasIf          bool // some option is an If
@@ -119,6 +142,8 @@ func newConfig(opts []Option) config {
 			cfg.maxPushback = o.d
 		case attemptTimeoutOption:
 			cfg.attemptTimeout = o.d
+		case observeOption:
+			cfg.latency = o.ref.(*Latency)
 		}
 	}
 	return cfg
@@ -144,4 +169,12 @@ func (c *config) now() time.Time {
 		return time.Now()
 	}
 	return c.clock.Now()
+}
+
+// observe records in c.latency the duration of an attempt that started at
+// start and has just returned, unless ctx ended meanwhile.
+func (c *config) observe(ctx context.Context, start time.Time) {
+	if ctx.Err() == nil {
+		c.latency.Record(c.now().Sub(start))
+	}
 }

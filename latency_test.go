@@ -1,0 +1,416 @@
+package retry
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// maxRelErr is the documented accuracy of a Latency: a bucket's
+// representative is within 1/128 of every duration in the bucket.
+const maxRelErr = 1.0 / 128
+
+// relErr is |got − want| / want.
+func relErr(got, want time.Duration) float64 {
+	return math.Abs(float64(got)-float64(want)) / float64(want)
+}
+
+// nearestRank is the exact reference: the sample of rank ⌈q·n⌉.
+func nearestRank(sorted []time.Duration, q float64) time.Duration {
+	return sorted[int(math.Ceil(q*float64(len(sorted))))-1]
+}
+
+// first returns the first delay of s, failing the test if there is none.
+func firstDelay(t testing.TB, s Schedule) time.Duration {
+	t.Helper()
+	for d := range s {
+		return d
+	}
+	t.Fatal("empty schedule")
+	return 0
+}
+
+// A distribution draws latencies from r.
+type distribution struct {
+	name string
+	draw func(r *rand.Rand) time.Duration
+	p95  time.Duration // the exact 95th percentile
+}
+
+func lognormal(median time.Duration, sigma float64) distribution {
+	return distribution{
+		name: "lognormal(" + median.String() + ", σ=" + ftoa(sigma) + ")",
+		draw: func(r *rand.Rand) time.Duration {
+			return time.Duration(float64(median) * math.Exp(sigma*r.NormFloat64()))
+		},
+		p95: time.Duration(float64(median) * math.Exp(sigma*1.6448536269514722)),
+	}
+}
+
+func pareto(scale time.Duration, alpha float64) distribution {
+	return distribution{
+		name: "pareto(" + scale.String() + ", α=" + ftoa(alpha) + ")",
+		draw: func(r *rand.Rand) time.Duration {
+			return time.Duration(float64(scale) / math.Pow(1-r.Float64(), 1/alpha))
+		},
+		p95: time.Duration(float64(scale) / math.Pow(0.05, 1/alpha)),
+	}
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func TestLatencyBuckets(t *testing.T) {
+	t.Run("contiguous, and the representative is within 1/128", func(t *testing.T) {
+		lo0, _ := latBounds(0)
+		assert.Equal(t, latMin, lo0)
+		for i := range latBuckets {
+			lo, hi := latBounds(i)
+			require.Less(t, lo, hi)
+			if i+1 < latBuckets {
+				next, _ := latBounds(i + 1)
+				require.Equal(t, hi, next, "bucket %d", i)
+			} else {
+				require.Equal(t, latMax+1, hi)
+			}
+			require.Equal(t, i, latBucket(lo))
+			require.Equal(t, i, latBucket(hi-1))
+			v := latValue(i)
+			require.True(t, lo <= v && v < hi, "bucket %d: %v not in [%v, %v)", i, v, lo, hi)
+			require.LessOrEqual(t, relErr(v, lo), maxRelErr)
+			require.LessOrEqual(t, relErr(v, hi-1), maxRelErr)
+		}
+	})
+	t.Run("out of range counts as the ends", func(t *testing.T) {
+		for _, d := range []time.Duration{math.MinInt64, -time.Second, 0, 1, latMin - 1} {
+			assert.Equal(t, 0, latBucket(d), "%v", d)
+		}
+		for _, d := range []time.Duration{latMax, latMax + 1, time.Hour, maxDuration} {
+			assert.Equal(t, latBuckets-1, latBucket(d), "%v", d)
+		}
+	})
+	t.Run("fits in 16 KiB", func(t *testing.T) {
+		assert.LessOrEqual(t, unsafe.Sizeof(Latency{}), uintptr(16<<10))
+		assert.Equal(t, uintptr(64), unsafe.Offsetof(Latency{}.counts), "n has a cache line of its own")
+	})
+}
+
+func TestLatencyAccuracy(t *testing.T) {
+	dists := []distribution{
+		lognormal(10*time.Millisecond, 0.5),
+		lognormal(2*time.Millisecond, 1.5),
+		pareto(time.Millisecond, 1.5),
+		pareto(50*time.Microsecond, 3),
+	}
+	for _, dist := range dists {
+		for _, n := range []int{1000, latRetained, 100_000} {
+			t.Run(dist.name+"/"+strconv.Itoa(n), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(1, uint64(n)))
+				l := NewLatency()
+				all := make([]time.Duration, n)
+				for i := range all {
+					all[i] = dist.draw(r)
+					l.Record(all[i])
+				}
+				// The observations held: those of the last two full
+				// windows and of the current one.
+				held := all[max(0, (n-1)/latWindow-(latWindows-1))*latWindow:]
+				held = slices.Sorted(slices.Values(held))
+				for _, q := range []float64{0.5, 0.95, 0.99} {
+					want := nearestRank(held, q)
+					got := firstDelay(t, l.Quantile(q))
+					e := relErr(got, want)
+					t.Logf("p%v: got %v, exact %v, error %.3f%%", q*100, got, want, 100*e)
+					assert.LessOrEqual(t, e, maxRelErr, "p%v", q*100)
+				}
+			})
+		}
+	}
+}
+
+func TestLatencyWarmup(t *testing.T) {
+	l := NewLatency()
+	s := l.Quantile(0.5)
+	for i := range latWarmup - 1 {
+		l.Record(time.Millisecond)
+		require.Equal(t, maxDuration, firstDelay(t, s), "after %d observations", i+1)
+	}
+	l.Record(time.Millisecond)
+	assert.Equal(t, latValue(latBucket(time.Millisecond)), firstDelay(t, s))
+
+	t.Run("never 0", func(t *testing.T) {
+		l := NewLatency()
+		for range latWarmup {
+			l.Record(0)
+		}
+		d := firstDelay(t, l.Quantile(0.01))
+		assert.Equal(t, latValue(0), d)
+		assert.Greater(t, d, latMin-1)
+	})
+	t.Run("at most about 18 minutes", func(t *testing.T) {
+		l := NewLatency()
+		for range latWarmup {
+			l.Record(maxDuration)
+		}
+		assert.Equal(t, latValue(latBuckets-1), firstDelay(t, l.Quantile(0.99)))
+	})
+}
+
+// TestLatencyRefresh checks that a Quantile's estimate is recomputed only
+// every latRefresh observations, and is shared by its runs.
+func TestLatencyRefresh(t *testing.T) {
+	l := NewLatency()
+	for range latWarmup {
+		l.Record(time.Millisecond)
+	}
+	s := l.Quantile(0.999)
+	ms, sec := latValue(latBucket(time.Millisecond)), latValue(latBucket(time.Second))
+	require.Equal(t, ms, firstDelay(t, s))
+	for range latRefresh - 1 {
+		l.Record(time.Second) // the data's 99.9th percentile is now 1 s
+		require.Equal(t, ms, firstDelay(t, s))
+		require.Equal(t, sec, firstDelay(t, l.Quantile(0.999)), "a new Quantile starts fresh")
+	}
+	l.Record(time.Second)
+	assert.Equal(t, sec, firstDelay(t, s), "computed again after 64 observations")
+
+	t.Run("every delay is the current estimate", func(t *testing.T) {
+		l := NewLatency()
+		var got []time.Duration
+		for d := range l.Quantile(0.99) {
+			got = append(got, d)
+			for range 2 * latWarmup {
+				l.Record(time.Duration(len(got)) * time.Millisecond)
+			}
+			if len(got) == 3 {
+				break
+			}
+		}
+		ms := func(n int) time.Duration { return latValue(latBucket(time.Duration(n) * time.Millisecond)) }
+		assert.Equal(t, []time.Duration{maxDuration, ms(1), ms(2)}, got)
+	})
+}
+
+// TestLatencyShift checks the documented bound: once latWindows·latWindow
+// + latRefresh observations have been made after a change, a
+// Quantile's estimate is made from new observations only, so it is within
+// 5% of the new distribution's 95th percentile.
+func TestLatencyShift(t *testing.T) {
+	const bound = latWindows*latWindow + latRefresh
+	assert.Equal(t, 6208, bound, "the number in Latency's doc")
+	shifts := []struct{ before, after distribution }{
+		{lognormal(10*time.Millisecond, 0.5), lognormal(40*time.Millisecond, 0.5)},
+		{lognormal(40*time.Millisecond, 0.5), lognormal(10*time.Millisecond, 0.5)},
+		{lognormal(5*time.Millisecond, 1), lognormal(5*time.Millisecond, 0.25)},
+		{pareto(time.Millisecond, 2), pareto(3*time.Millisecond, 3)},
+	}
+	for i, sh := range shifts {
+		t.Run(sh.before.name+" to "+sh.after.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, uint64(i)))
+			l := NewLatency()
+			s := l.Quantile(0.95)
+			// Start the change anywhere in a window.
+			for range 20_000 + r.IntN(latWindow) {
+				l.Record(sh.before.draw(r))
+				firstDelay(t, s)
+			}
+			settled := 0 // observations after which the estimate stayed within 5%
+			for k := 1; k <= 3*bound; k++ {
+				l.Record(sh.after.draw(r))
+				e := relErr(firstDelay(t, s), sh.after.p95)
+				if k >= bound {
+					require.LessOrEqual(t, e, 0.05, "%d observations after the change", k)
+				}
+				if e > 0.05 {
+					settled = k
+				}
+			}
+			t.Logf("within 5%% of the new p95 (%v) from %d observations on", sh.after.p95, settled+1)
+		})
+	}
+}
+
+func TestLatencyConcurrent(t *testing.T) {
+	const goroutines, each = 8, 10_000
+	l := NewLatency()
+	s := l.Quantile(0.9)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				l.Record(time.Duration(g+1) * time.Millisecond)
+				if i%100 == 0 {
+					d := firstDelay(t, s)
+					assert.True(t, d == maxDuration || d >= time.Millisecond*99/100 && d <= 8*time.Millisecond*101/100, "%v", d)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var c [latBuckets]uint16
+	n := goroutines * each
+	held := uint64(n - ((n-1)/latWindow-(latWindows-1))*latWindow)
+	// A recorder delayed by a whole window drops its observation.
+	assert.InDelta(t, held, l.snapshot(&c), goroutines)
+	assert.Equal(t, uint64(n), l.n.Load())
+}
+
+func TestLatencyPanics(t *testing.T) {
+	l := NewLatency()
+	for _, q := range []float64{0, 1, -0.5, 1.5, math.NaN(), math.Inf(1)} {
+		assert.PanicsWithValue(t, "retry: Quantile: q "+ftoa(q)+" is not in (0, 1)", func() { l.Quantile(q) })
+	}
+	assert.PanicsWithValue(t, "retry: Quantile of a nil Latency", func() { (*Latency)(nil).Quantile(0.5) })
+	assert.PanicsWithValue(t, "retry: Observe: nil Latency", func() { Observe(nil) })
+}
+
+func TestLatencyAllocations(t *testing.T) {
+	l := NewLatency()
+	e := &estimate{l: l, q: 0.95}
+	var i int
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		i++
+		l.Record(time.Duration(i) * time.Microsecond)
+		e.get()
+	}))
+}
+
+// TestObserveRetry checks what Retry and Do record: every attempt that
+// returned before the caller's context ended, on the call's clock.
+func TestObserveRetry(t *testing.T) {
+	held := func(l *Latency) uint64 {
+		var c [latBuckets]uint16
+		return l.snapshot(&c)
+	}
+	t.Run("every attempt, successes and failures", func(t *testing.T) {
+		l := NewLatency()
+		calls := 0
+		_, err := Retry(t.Context(), Constant(0).Take(5), script(&calls, errBoom, errBoom), Observe(l), WithClock(&countingClock{}))
+		require.NoError(t, err)
+		assert.Equal(t, uint64(3), held(l))
+		require.NoError(t, Do(t.Context(), Constant(0), func(context.Context) error { return nil }, Observe(l)))
+		assert.Equal(t, uint64(4), held(l))
+	})
+	t.Run("on the call's clock", func(t *testing.T) {
+		l := NewLatency()
+		clock := NewFakeClock(epoch)
+		for range latWarmup {
+			require.NoError(t, Do(t.Context(), Constant(0), func(ctx context.Context) error {
+				return clock.Sleep(ctx, 30*time.Millisecond)
+			}, Observe(l), WithClock(clock)))
+		}
+		assert.Equal(t, latValue(latBucket(30*time.Millisecond)), firstDelay(t, l.Quantile(0.5)))
+	})
+	t.Run("not an attempt cut short by the caller", func(t *testing.T) {
+		l := NewLatency()
+		ctx, cancel := context.WithCancel(t.Context())
+		err := Do(ctx, Constant(0), func(context.Context) error { cancel(); return errBoom }, Observe(l))
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Zero(t, held(l))
+	})
+	t.Run("an attempt cut short by its own timeout", func(t *testing.T) {
+		l := NewLatency()
+		calls := 0
+		err := Do(t.Context(), Constant(0).Take(1), func(ctx context.Context) error {
+			calls++
+			if calls == 1 {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		}, Observe(l), AttemptTimeout(time.Millisecond))
+		require.NoError(t, err)
+		assert.Equal(t, uint64(2), held(l))
+	})
+	t.Run("no allocation", func(t *testing.T) {
+		l := NewLatency()
+		opts := []Option{Observe(l)}
+		ok := func(context.Context) (int, error) { return 1, nil }
+		assert.Zero(t, testing.AllocsPerRun(1000, func() {
+			_, _ = Retry(context.Background(), Constant(0), ok, opts...)
+		}))
+	})
+}
+
+func FuzzLatencyBucket(f *testing.F) {
+	for _, d := range []int64{math.MinInt64, -1, 0, 1, int64(latMin) - 1, int64(latMin), 1500, int64(time.Millisecond), int64(latMax), int64(latMax) + 1, math.MaxInt64} {
+		f.Add(d, d+1)
+	}
+	f.Fuzz(func(t *testing.T, a, b int64) {
+		if a > b {
+			a, b = b, a
+		}
+		i, j := latBucket(time.Duration(a)), latBucket(time.Duration(b))
+		if i < 0 || j >= latBuckets || i > j {
+			t.Fatalf("buckets %d of %d and %d of %d: not monotone in [0, %d)", i, a, j, b, latBuckets)
+		}
+		d := min(max(time.Duration(a), latMin), latMax)
+		lo, hi := latBounds(i)
+		if d < lo || d >= hi {
+			t.Fatalf("%v (as %v) is in bucket %d, [%v, %v)", time.Duration(a), d, i, lo, hi)
+		}
+		if e := relErr(latValue(i), d); e > maxRelErr {
+			t.Fatalf("%v stands for %v: error %g", latValue(i), d, e)
+		}
+	})
+}
+
+func BenchmarkLatencyRecord(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	samples := make([]time.Duration, 4096)
+	for i := range samples {
+		samples[i] = lognormal(10*time.Millisecond, 1).draw(r)
+	}
+	b.Run("one goroutine", func(b *testing.B) {
+		l := NewLatency()
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			l.Record(samples[i&4095])
+			i++
+		}
+	})
+	b.Run("8 goroutines", func(b *testing.B) {
+		l := NewLatency()
+		b.ReportAllocs()
+		// RunParallel starts parallelism·GOMAXPROCS goroutines.
+		b.SetParallelism((8 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.RunParallel(func(pb *testing.PB) {
+			i := rand.IntN(4096)
+			for pb.Next() {
+				l.Record(samples[i&4095])
+				i++
+			}
+		})
+	})
+}
+
+func BenchmarkLatencyQuantile(b *testing.B) {
+	l := NewLatency()
+	r := rand.New(rand.NewPCG(1, 2))
+	for range latRetained {
+		l.Record(lognormal(10*time.Millisecond, 1).draw(r))
+	}
+	b.Run("cached", func(b *testing.B) {
+		e := &estimate{l: l, q: 0.95}
+		b.ReportAllocs()
+		for b.Loop() {
+			e.get()
+		}
+	})
+	b.Run("computed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			l.quantile(0.95)
+		}
+	})
+}
