@@ -32,6 +32,8 @@ func TestAllocs(t *testing.T) {
 		retry.OnRetry(func(retry.Attempt) {}),
 		retry.If(retry.IsTransient),
 		retry.MaxPushback(0))
+	hooks := NewTransport(base, nil)
+	hooks.ShouldRetry = DefaultShouldRetry
 	for _, tt := range []struct {
 		name string
 		rt   *Transport
@@ -42,6 +44,8 @@ func TestAllocs(t *testing.T) {
 		{"options", options, get},
 		{"sent once", NewTransport(base, nil), post},
 		{"sent once with options", options, post},
+		{"hooks", hooks, get},
+		{"hooks, sent once", hooks, post},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(100, func() {

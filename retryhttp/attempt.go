@@ -9,15 +9,15 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 )
 
-// call is the state of one RoundTrip that goes through retry.Retry.
-// RoundTrip recycles calls through a sync.Pool: nothing refers to a call once
-// retry.Retry has returned, since the errors and responses it hands out do
-// not point back.
+// call is the state of one RoundTrip. RoundTrip recycles calls through a
+// sync.Pool: nothing refers to a call once RoundTrip has returned, since the
+// errors and responses it hands out do not point back.
 type call struct {
-	t      *Transport
-	base   http.RoundTripper
-	req    *http.Request                                 // the caller's, never modified
-	n      int                                           // attempts started
+	t    *Transport
+	base http.RoundTripper
+	req  *http.Request // the caller's, never modified
+	n    int           // attempts started
+
 	fn     func(context.Context) (*http.Response, error) // c.attempt, bound once
 	fnOnce func(context.Context) (*http.Response, error) // c.attemptOnce, bound once
 }
@@ -34,31 +34,28 @@ func (c *call) reset() {
 }
 
 // attempt sends one attempt of a request that may be retried, for
-// retry.Retry. It returns the response on success (including any status not
-// worth retrying), and otherwise a nil response and an error: the base's
-// error (marked Permanent if RetryError rejects it), a *StatusError that
+// retry.Retry. It returns the response on success (including any response
+// not worth retrying), and otherwise a nil response and an error: the base's
+// error (marked Permanent if it is not worth retrying), a *StatusError that
 // holds the unread response (marked with the server's Retry-After, if any),
-// or errAttemptTimeout.
+// errAttemptTimeout, or a Permanent error of GetBody.
 func (c *call) attempt(actx context.Context) (*http.Response, error) {
 	c.n++
 	var body io.ReadCloser // the rewound body of a retry
 	if req := c.req; c.n > 1 && req.Body != nil && req.Body != http.NoBody {
 		// As net/http does, rewind only a body that was sent: a request
 		// whose Body is nil or NoBody goes without one every time, whatever
-		// its GetBody would return. replayable made sure GetBody is set.
+		// its GetBody would return. rewindable made sure GetBody is set.
 		var err error
 		if body, err = req.GetBody(); err != nil {
 			return nil, retry.Permanent(&rewindError{err})
 		}
 	}
-	resp, err := c.send(actx, body)
+	resp, failed, err := c.send(actx, body, true)
 	if err != nil {
-		if err != errAttemptTimeout && !c.t.retryError(err) {
-			return nil, retry.Permanent(err)
-		}
 		return nil, err
 	}
-	if !c.t.retryStatus(resp.StatusCode) {
+	if !failed {
 		return resp, nil
 	}
 	se := &StatusError{StatusCode: resp.StatusCode, resp: resp, drain: c.t.drainLimit()}
@@ -72,35 +69,49 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 // retry.Retry with no retries: every response is a success, and every error
 // is Permanent, so that Retry returns it as it is without consulting If.
 func (c *call) attemptOnce(actx context.Context) (*http.Response, error) {
-	c.n++
-	resp, err := c.send(actx, nil)
+	resp, err := c.sendOnce(actx)
 	if err != nil {
 		return nil, retry.Permanent(err)
 	}
 	return resp, nil
 }
 
+// sendOnce sends the only attempt of a request that is not retried and
+// returns the base's response or error as they are, or errAttemptTimeout.
+func (c *call) sendOnce(actx context.Context) (*http.Response, error) {
+	c.n++
+	resp, _, err := c.send(actx, nil, false)
+	return resp, err
+}
+
 // send sends attempt c.n of c.req through the base, with body in place of
-// c.req.Body unless it is nil, and returns the base's response or error, or
-// errAttemptTimeout.
+// its Body unless body is nil, and returns the base's response or error, or
+// errAttemptTimeout. With judge, it also decides whether the attempt failed
+// and is worth retrying: failed reports it of a response, and an error not
+// worth retrying comes back marked Permanent.
 //
 // actx is the context Retry gives the attempt: the request's own context, or
 // with retry.AttemptTimeout one derived from it that ends at the attempt's
 // deadline and is cancelled as soon as the attempt returns. A response body
 // must outlive that, so then the attempt is sent under a context of its own,
 // derived from the request's, which a timer set to actx's deadline cancels
-// only until the response headers arrive. That context is released when the
+// only until the attempt is judged: the headers have arrived and ShouldRetry,
+// which may peek at the body, has decided. That context is released when the
 // response body is closed or read to the end.
-func (c *call) send(actx context.Context, body io.ReadCloser) (*http.Response, error) {
-	req := c.req
-	ctx := req.Context()
+func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp *http.Response, failed bool, err error) {
+	ctx := c.req.Context()
+	deadline, timed := attemptDeadline(actx, ctx)
+
+	// The request to send is the caller's itself when nothing differs, so
+	// that a first attempt allocates nothing; otherwise a shallow copy,
+	// under a context that, with a timeout, can be cancelled.
+	req, sctx := c.req, ctx
 	var cancel context.CancelFunc
 	var timer *time.Timer
-	if deadline, ok := attemptDeadline(actx, ctx); ok {
-		var rctx context.Context
-		rctx, cancel = context.WithCancel(ctx)
+	if timed {
+		sctx, cancel = context.WithCancel(ctx)
 		timer = time.AfterFunc(time.Until(deadline), cancel)
-		req = req.WithContext(rctx)
+		req = req.WithContext(sctx)
 	} else if c.n > 1 {
 		r := new(http.Request)
 		*r = *req
@@ -109,11 +120,18 @@ func (c *call) send(actx context.Context, body io.ReadCloser) (*http.Response, e
 	if body != nil {
 		req.Body = body
 	}
-
-	resp, err := c.base.RoundTrip(req)
+	resp, err = c.base.RoundTrip(req)
+	if resp != nil {
+		resp.Request = c.req
+	}
+	// Judge the attempt unless it has already timed out, while the timer
+	// still bounds it: ShouldRetry may read the body.
+	if judge && (!timed || sctx.Err() == nil || ctx.Err() != nil) {
+		failed = c.judge(resp, err, cancel)
+	}
 
 	if timer != nil && !timer.Stop() && ctx.Err() == nil {
-		// The attempt's deadline passed before the headers arrived, and the
+		// The attempt's deadline passed before it was judged, and the
 		// request's context is still alive: the attempt timed out. If a
 		// response won the race, its body is already cancelled.
 		if resp != nil && resp.Body != nil {
@@ -124,13 +142,16 @@ func (c *call) send(actx context.Context, body io.ReadCloser) (*http.Response, e
 		// have fired yet. Wait for it: retry.Retry retries an attempt that
 		// failed after its own timeout only if it sees actx done.
 		<-actx.Done()
-		return nil, errAttemptTimeout
+		return nil, false, errAttemptTimeout
 	}
 	if err != nil {
 		if cancel != nil {
 			cancel()
 		}
-		return nil, err
+		if judge && !failed {
+			err = retry.Permanent(err)
+		}
+		return nil, false, err
 	}
 	if cancel != nil {
 		if resp.Body == nil || resp.Body == http.NoBody {
@@ -139,8 +160,37 @@ func (c *call) send(actx context.Context, body io.ReadCloser) (*http.Response, e
 			resp.Body = newCancelBody(resp.Body, cancel)
 		}
 	}
-	resp.Request = c.req
-	return resp, nil
+	return resp, failed, nil
+}
+
+// judge reports whether the attempt that ended with resp or err failed and
+// is worth retrying: ShouldRetry's verdict if it is set, else RetryError's or
+// RetryStatus's. If the verdict panics, it closes resp's body and releases
+// cancel, if not nil.
+func (c *call) judge(resp *http.Response, err error, cancel context.CancelFunc) bool {
+	t, ok := c.t, false
+	defer func() {
+		if ok {
+			return
+		}
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		if cancel != nil {
+			cancel()
+		}
+	}()
+	var retryable bool
+	switch {
+	case t.ShouldRetry != nil:
+		retryable = t.ShouldRetry(resp, err)
+	case err != nil:
+		retryable = t.retryError(err)
+	default:
+		retryable = t.retryStatus(resp.StatusCode)
+	}
+	ok = true
+	return retryable
 }
 
 // attemptDeadline reports the deadline of an attempt context that ends before

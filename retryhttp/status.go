@@ -26,6 +26,18 @@ func DefaultRetryStatus(code int) bool {
 	return false
 }
 
+// DefaultShouldRetry reports whether a Transport whose ShouldRetry,
+// RetryStatus and RetryError are all nil retries the attempt that ended with
+// resp or err: retry.IsTransient(err) for an error, else
+// DefaultRetryStatus(resp.StatusCode). Call it from a ShouldRetry that adds
+// its own cases to the default.
+func DefaultShouldRetry(resp *http.Response, err error) bool {
+	if err != nil {
+		return retry.IsTransient(err)
+	}
+	return DefaultRetryStatus(resp.StatusCode)
+}
+
 // A StatusError is the error of an attempt whose response has a status that
 // the Transport retries. It is what retry.If predicates and retry.OnRetry
 // hooks among a Transport's options see (as the error or Attempt.Err), so

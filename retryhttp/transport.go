@@ -53,8 +53,10 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // body has no GetBody, is sent once, unchanged, and never retried.
 //
 // What is retried: a transport error that RetryError accepts, and a
-// response whose status RetryStatus accepts. Any other response, including
-// every 2xx, 3xx and most 4xx, ends the retries and is returned. A 429 or
+// response whose status RetryStatus accepts, or whatever ShouldRetry, which
+// sees the whole response, accepts in their place. By default, any other
+// response, including every 2xx, 3xx and most 4xx, ends the retries and is
+// returned. A 429 or
 // 503 response with a Retry-After header (delay-seconds or HTTP-date) pushes
 // the next attempt back as retry.RetryAfter and retry.RetryAt describe:
 // bounded by retry.MaxPushback (1 minute by default), read against the clock
@@ -93,14 +95,20 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // retry.AttemptTimeout(d), each attempt must receive its response headers
 // within d or it is abandoned and retried; the response body returned to the
 // caller is not bound by d and stays readable under the request's context
-// until it is closed.
+// until it is closed. The timeout covers ShouldRetry too, so a peek at a
+// body that stalls cannot hold up the retries for longer than d.
 //
 // A request sent once because it is not replayable neither deposits into nor
-// draws from a Budget, and If predicates and OnRetry hooks never see it. Its
+// draws from a Budget, and ShouldRetry, If predicates and OnRetry hooks
+// never see it. Its
 // single attempt is still an attempt: retry.AttemptTimeout(d) bounds it as
 // any other, and if its headers do not arrive within d, RoundTrip returns
 // the timeout error (a net.Error whose Timeout reports true, matching
 // context.DeadlineExceeded) without retrying.
+//
+// ShouldRetry, RetryStatus and RetryError run on the goroutine that called
+// RoundTrip, and may panic: the panic reaches the caller, and the attempt's
+// response body is closed first.
 //
 // A Transport is safe for concurrent use by multiple goroutines. Its
 // exported fields must be set before its first use and not changed after.
@@ -118,6 +126,25 @@ type Transport struct {
 	// requests. An attempt cut short by retry.AttemptTimeout is retried
 	// whatever RetryError says.
 	RetryError func(err error) bool
+
+	// ShouldRetry, if set, decides in place of RetryStatus and RetryError
+	// (which are then not called) whether an attempt failed and is worth
+	// retrying, seeing all of it: exactly one of resp and err is non-nil.
+	// It may read resp's status and headers, and peek at its body with
+	// PeekBody, which leaves the body whole for the caller; it must not
+	// otherwise read or close the body. Returning true for a response
+	// makes it a failed attempt like a retried status, even a 2xx with an
+	// error in its payload: it is drained and closed before the retry,
+	// Retry-After is honoured on a 429 or 503, and if the retries stop
+	// there the caller still gets it (as RetryStatus's responses), body
+	// intact. Returning false for an error ends the retries with it.
+	// DefaultShouldRetry is the decision of a Transport whose three
+	// fields are nil; call it to extend that. ShouldRetry sees only
+	// requests that may be retried, never one sent once, and never an
+	// attempt cut short by retry.AttemptTimeout, which is retried anyway;
+	// that timeout also bounds ShouldRetry's peek. It may be called
+	// concurrently from several requests.
+	ShouldRetry func(resp *http.Response, err error) bool
 
 	// DrainLimit is the most bytes read and discarded from the body of a
 	// failed attempt's response before it is closed. A body longer than
@@ -172,30 +199,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	s, opts, once := t.schedule, t.opts, false
-	if !replayable(req) {
-		if t.onceOpts == nil {
-			// No option could apply to the one attempt.
-			return base.RoundTrip(req)
-		}
-		s, opts, once = noRetries, t.onceOpts, true
-	}
-	if s == nil {
-		s = defaultSchedule
-	}
-	if opts == nil {
-		opts = defaultOptions
-	}
 	ctx := req.Context()
+	once := !idempotent(req) || !rewindable(req)
 	c := calls.Get().(*call)
 	c.t, c.base, c.req = t, base, req
-	fn := c.fn
-	if once {
-		fn = c.fnOnce
-	}
-	resp, err := retry.Retry(ctx, s, fn, opts...)
-	if err != nil {
-		resp, err = c.result(ctx, err)
+	var resp *http.Response
+	var err error
+	if once && t.onceOpts == nil {
+		// No option could apply to the one attempt: send it as it is.
+		resp, err = c.sendOnce(ctx)
+	} else {
+		s, opts, fn := t.schedule, t.opts, c.fn
+		if once {
+			s, opts, fn = noRetries, t.onceOpts, c.fnOnce
+		}
+		if s == nil {
+			s = defaultSchedule
+		}
+		if opts == nil {
+			opts = defaultOptions
+		}
+		resp, err = retry.Retry(ctx, s, fn, opts...)
+		if err != nil {
+			resp, err = c.result(ctx, err)
+		}
 	}
 	c.reset()
 	calls.Put(c)
@@ -215,12 +242,15 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// replayable reports whether req may be sent more than once: an idempotent
-// method or an idempotency key, and a body that can be rewound.
-func replayable(req *http.Request) bool {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		return false
-	}
+// rewindable reports whether req's body can be sent again: it has none, or
+// GetBody is set.
+func rewindable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// idempotent reports whether req may be sent more than once, body aside: an
+// idempotent method or an idempotency key.
+func idempotent(req *http.Request) bool {
 	switch req.Method {
 	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
 		return true
