@@ -34,6 +34,8 @@ func TestAllocs(t *testing.T) {
 		retry.MaxPushback(0))
 	hooks := NewTransport(base, nil)
 	hooks.ShouldRetry = DefaultShouldRetry
+	hooks.OnAttempt = func(*http.Request, int) {}
+	hooks.PrepareRetry = func(*http.Request) error { return nil }
 	for _, tt := range []struct {
 		name string
 		rt   *Transport

@@ -38,7 +38,7 @@ func (c *call) reset() {
 // not worth retrying), and otherwise a nil response and an error: the base's
 // error (marked Permanent if it is not worth retrying), a *StatusError that
 // holds the unread response (marked with the server's Retry-After, if any),
-// errAttemptTimeout, or a Permanent error of GetBody.
+// errAttemptTimeout, or a Permanent error of GetBody or PrepareRetry.
 func (c *call) attempt(actx context.Context) (*http.Response, error) {
 	c.n++
 	var body io.ReadCloser // the rewound body of a retry
@@ -99,26 +99,37 @@ func (c *call) sendOnce(actx context.Context) (*http.Response, error) {
 // which may peek at the body, has decided. That context is released when the
 // response body is closed or read to the end.
 func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp *http.Response, failed bool, err error) {
-	ctx := c.req.Context()
+	t, ctx := c.t, c.req.Context()
 	deadline, timed := attemptDeadline(actx, ctx)
 
 	// The request to send is the caller's itself when nothing differs, so
 	// that a first attempt allocates nothing; otherwise a shallow copy,
-	// under a context that, with a timeout, can be cancelled.
+	// under a context that carries the attempt's number (if it is not the
+	// first, or if ctx carries another Transport's) and, with a timeout,
+	// can be cancelled.
 	req, sctx := c.req, ctx
+	if c.n > 1 || ctx.Value(attemptKey{}) != nil {
+		sctx = context.WithValue(ctx, attemptKey{}, c.n)
+	}
 	var cancel context.CancelFunc
-	var timer *time.Timer
 	if timed {
-		sctx, cancel = context.WithCancel(ctx)
-		timer = time.AfterFunc(time.Until(deadline), cancel)
+		sctx, cancel = context.WithCancel(sctx)
+	}
+	if sctx != ctx {
 		req = req.WithContext(sctx)
-	} else if c.n > 1 {
-		r := new(http.Request)
-		*r = *req
-		req = r
 	}
 	if body != nil {
 		req.Body = body
+	}
+	if c.n > 1 && t.PrepareRetry != nil || t.OnAttempt != nil {
+		if err := c.hooks(req, cancel); err != nil {
+			return nil, false, retry.Permanent(err)
+		}
+	}
+
+	var timer *time.Timer
+	if timed {
+		timer = time.AfterFunc(time.Until(deadline), cancel)
 	}
 	resp, err = c.base.RoundTrip(req)
 	if resp != nil {
@@ -161,6 +172,40 @@ func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp 
 		}
 	}
 	return resp, failed, nil
+}
+
+// hooks calls PrepareRetry, on a retry, and OnAttempt with req, the request
+// about to be sent, and returns PrepareRetry's error. If that fails or either
+// panics, it closes the body req would have sent and releases cancel, if not
+// nil: nothing of the attempt outlives it.
+func (c *call) hooks(req *http.Request, cancel context.CancelFunc) error {
+	t, ok := c.t, false
+	defer func() {
+		if ok {
+			return
+		}
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		if cancel != nil {
+			cancel()
+		}
+	}()
+	if c.n > 1 && t.PrepareRetry != nil {
+		// The copy gets its own Header, so that PrepareRetry can change it
+		// without touching the caller's request.
+		if req.Header = req.Header.Clone(); req.Header == nil {
+			req.Header = make(http.Header)
+		}
+		if err := t.PrepareRetry(req); err != nil {
+			return err
+		}
+	}
+	if t.OnAttempt != nil {
+		t.OnAttempt(req, c.n)
+	}
+	ok = true
+	return nil
 }
 
 // judge reports whether the attempt that ended with resp or err failed and

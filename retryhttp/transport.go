@@ -68,7 +68,9 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // retry.AttemptTimeout, a context derived from it); the first attempt sends
 // the request as it is, later ones a shallow copy with the body rewound
 // through GetBody, so every attempt carries the full, identical body and the
-// same headers, including the idempotency key. The response of a failed
+// same headers, including the idempotency key (PrepareRetry may change the
+// headers of each retry). Each attempt's context carries its AttemptNumber
+// for the base, and OnAttempt sees every attempt. The response of a failed
 // attempt is drained (up to DrainLimit bytes) and closed before the wait
 // that precedes the next one, so keep-alive connections are reused. A body
 // that stalls rather than ends holds up that drain until the request's
@@ -100,15 +102,16 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 //
 // A request sent once because it is not replayable neither deposits into nor
 // draws from a Budget, and ShouldRetry, If predicates and OnRetry hooks
-// never see it. Its
+// never see it (OnAttempt does). Its
 // single attempt is still an attempt: retry.AttemptTimeout(d) bounds it as
 // any other, and if its headers do not arrive within d, RoundTrip returns
 // the timeout error (a net.Error whose Timeout reports true, matching
 // context.DeadlineExceeded) without retrying.
 //
-// ShouldRetry, RetryStatus and RetryError run on the goroutine that called
-// RoundTrip, and may panic: the panic reaches the caller, and the attempt's
-// response body is closed first.
+// The hooks (ShouldRetry, PrepareRetry, OnAttempt, as well as RetryStatus
+// and RetryError) run on the goroutine that called RoundTrip, and may panic:
+// the panic reaches the caller, and whatever the attempt had opened (its
+// response body, the rewound request body) is closed first.
 //
 // A Transport is safe for concurrent use by multiple goroutines. Its
 // exported fields must be set before its first use and not changed after.
@@ -145,6 +148,29 @@ type Transport struct {
 	// that timeout also bounds ShouldRetry's peek. It may be called
 	// concurrently from several requests.
 	ShouldRetry func(resp *http.Response, err error) bool
+
+	// PrepareRetry, if set, is called before every retry (never before the
+	// first attempt) with the request about to be sent: a shallow copy of
+	// the caller's request with the body rewound, its own Header (a fresh
+	// clone of the caller's, whatever earlier retries did to theirs) and a
+	// context that carries its AttemptNumber. It may change that Header,
+	// for instance to re-sign the request with a new timestamp or to set
+	// a refreshed bearer token, but must not modify what the copy shares
+	// with the caller's request (URL, Body, GetBody and the like); to hash
+	// the body, read a fresh copy from GetBody. If it returns an error, the
+	// attempt is not sent, the retries stop and RoundTrip returns that
+	// error as it is. It runs on the goroutine that called RoundTrip, after
+	// the wait; it may be called concurrently from several requests.
+	PrepareRetry func(req *http.Request) error
+
+	// OnAttempt, if set, is called before every attempt, the first
+	// included and also for a request sent once, with the request about to
+	// be sent and its 1-based number; for logging and metrics. The request
+	// is the one the base receives: the caller's own for a first attempt
+	// that needs no copy, so OnAttempt must not modify it. It runs after
+	// PrepareRetry, on the goroutine that called RoundTrip, and may be
+	// called concurrently from several requests.
+	OnAttempt func(req *http.Request, attempt int)
 
 	// DrainLimit is the most bytes read and discarded from the body of a
 	// failed attempt's response before it is closed. A body longer than
