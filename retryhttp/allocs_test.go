@@ -36,6 +36,7 @@ func TestAllocs(t *testing.T) {
 	hooks.ShouldRetry = DefaultShouldRetry
 	hooks.OnAttempt = func(*http.Request, int) {}
 	hooks.PrepareRetry = func(*http.Request) error { return nil }
+	hooks.BufferBody = 1 << 20
 	for _, tt := range []struct {
 		name string
 		rt   *Transport

@@ -15,7 +15,8 @@ import (
 type call struct {
 	t    *Transport
 	base http.RoundTripper
-	req  *http.Request // the caller's, never modified
+	req  *http.Request // the caller's, never modified; the Request of every response
+	tmpl *http.Request // what each attempt sends a copy of: req, or a copy with its body buffered
 	n    int           // attempts started
 
 	fn     func(context.Context) (*http.Response, error) // c.attempt, bound once
@@ -42,7 +43,7 @@ func (c *call) reset() {
 func (c *call) attempt(actx context.Context) (*http.Response, error) {
 	c.n++
 	var body io.ReadCloser // the rewound body of a retry
-	if req := c.req; c.n > 1 && req.Body != nil && req.Body != http.NoBody {
+	if req := c.tmpl; c.n > 1 && req.Body != nil && req.Body != http.NoBody {
 		// As net/http does, rewind only a body that was sent: a request
 		// whose Body is nil or NoBody goes without one every time, whatever
 		// its GetBody would return. rewindable made sure GetBody is set.
@@ -84,7 +85,7 @@ func (c *call) sendOnce(actx context.Context) (*http.Response, error) {
 	return resp, err
 }
 
-// send sends attempt c.n of c.req through the base, with body in place of
+// send sends attempt c.n of c.tmpl through the base, with body in place of
 // its Body unless body is nil, and returns the base's response or error, or
 // errAttemptTimeout. With judge, it also decides whether the attempt failed
 // and is worth retrying: failed reports it of a response, and an error not
@@ -102,12 +103,12 @@ func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp 
 	t, ctx := c.t, c.req.Context()
 	deadline, timed := attemptDeadline(actx, ctx)
 
-	// The request to send is the caller's itself when nothing differs, so
+	// The request to send is the template itself when nothing differs, so
 	// that a first attempt allocates nothing; otherwise a shallow copy,
 	// under a context that carries the attempt's number (if it is not the
 	// first, or if ctx carries another Transport's) and, with a timeout,
 	// can be cancelled.
-	req, sctx := c.req, ctx
+	req, sctx := c.tmpl, ctx
 	if c.n > 1 || ctx.Value(attemptKey{}) != nil {
 		sctx = context.WithValue(ctx, attemptKey{}, c.n)
 	}

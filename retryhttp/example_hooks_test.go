@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -175,6 +176,41 @@ func ExampleAttemptNumber() {
 	// log: GET /items, attempt 3
 	// span: GET /items http.request.resend_count=2 http.response.status_code=200
 	// 200 OK
+}
+
+// A PUT whose body comes from a reader that http.NewRequest cannot rewind
+// (it sets GetBody only for bytes, strings and their readers): BufferBody
+// keeps up to 1 MiB of it in memory, so the request can be retried.
+func ExampleTransport_bufferBody() {
+	var calls atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Printf("server: %s %q\n", r.Method, body)
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer api.Close()
+
+	rt := retryhttp.NewTransport(nil, retry.Constant(time.Second).Take(3),
+		retry.WithClock(retry.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))))
+	rt.BufferBody = 1 << 20
+	client := &http.Client{Transport: rt}
+	defer client.CloseIdleConnections()
+
+	body := io.MultiReader(strings.NewReader("name=report&"), strings.NewReader("size=42"))
+	req, _ := http.NewRequest(http.MethodPut, api.URL+"/files/report", body)
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println("client:", resp.Status)
+	// Output:
+	// server: PUT "name=report&size=42"
+	// server: PUT "name=report&size=42"
+	// client: 200 OK
 }
 
 // attemptsKey is the context key of a request's attempt count, for

@@ -48,9 +48,10 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // holds an "Idempotency-Key" or "X-Idempotency-Key" entry (as for
 // http.Transport, an entry with no values marks the request without being
 // sent), and whose body can be rewound: Body is nil or http.NoBody, or
-// GetBody is set (http.NewRequest sets it for the common body types). Every
-// other request, such as a POST without an idempotency key or a PUT whose
-// body has no GetBody, is sent once, unchanged, and never retried.
+// GetBody is set (http.NewRequest sets it for the common body types), or
+// BufferBody allows buffering it. Every other request, such as a POST
+// without an idempotency key or a PUT whose body has no GetBody, is sent
+// once, unchanged, and never retried.
 //
 // What is retried: a transport error that RetryError accepts, and a
 // response whose status RetryStatus accepts, or whatever ShouldRetry, which
@@ -179,6 +180,23 @@ type Transport struct {
 	// without reading them.
 	DrainLimit int64
 
+	// BufferBody is the most bytes of a request body without GetBody that
+	// RoundTrip reads into memory to make the request retryable; 0, the
+	// default, or a negative value buffers nothing. It applies only to a
+	// request that could otherwise be retried (an idempotent method or an
+	// idempotency key): before the first attempt, RoundTrip reads the
+	// body up to BufferBody bytes and one more. A body that ends within
+	// the limit is retried like any other from the bytes read (and a
+	// ContentLength of 0 or -1, unknown, becomes its length); one that
+	// goes past it (or whose ContentLength already says so, in which case
+	// nothing is read in advance) is sent once, streamed whole: the bytes
+	// read first, then the rest of the body. If reading fails, nothing is
+	// sent and RoundTrip closes the body and returns the read error as it
+	// is, as http.Transport does. Buffering reads before sending, so don't
+	// set it for bodies that are produced as the server answers, and mind
+	// that each request may hold up to BufferBody bytes until it ends.
+	BufferBody int64
+
 	base     http.RoundTripper // nil: http.DefaultTransport
 	schedule retry.Schedule    // nil: defaultSchedule
 	opts     []retry.Option    // discardOnRetry followed by the caller's options
@@ -226,9 +244,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	ctx := req.Context()
-	once := !idempotent(req) || !rewindable(req)
+	tmpl, once := req, !idempotent(req)
+	if !once && !rewindable(req) {
+		once = true
+		if t.BufferBody > 0 && ctx.Err() == nil {
+			var err error
+			if tmpl, once, err = bufferBody(req, t.BufferBody); err != nil {
+				return nil, err
+			}
+		}
+	}
 	c := calls.Get().(*call)
-	c.t, c.base, c.req = t, base, req
+	c.t, c.base, c.req, c.tmpl = t, base, req, tmpl
 	var resp *http.Response
 	var err error
 	if once && t.onceOpts == nil {
@@ -314,9 +341,10 @@ func (t *Transport) drainLimit() int64 {
 func (c *call) result(ctx context.Context, err error) (*http.Response, error) {
 	if c.n == 0 {
 		// The context ended before the first attempt: nothing reached the
-		// base, so closing the body is up to us.
-		if c.req.Body != nil {
-			c.req.Body.Close()
+		// base, so closing the body is up to us (the template's closes the
+		// caller's, unless buffering already has).
+		if c.tmpl.Body != nil {
+			c.tmpl.Body.Close()
 		}
 		return nil, context.Cause(ctx)
 	}
