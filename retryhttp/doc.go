@@ -20,4 +20,11 @@
 // and AttemptTimeout. Under a Transport, AttemptTimeout bounds each attempt
 // up to the arrival of the response headers; the body of the response
 // returned to the caller lives under the caller's context alone.
+//
+// A Transport's fields hook into each request: ShouldRetry decides what to
+// retry from the whole response (PeekBody lets it read the start of the body
+// and leave it whole for the caller), PrepareRetry changes each retry's
+// headers, OnAttempt sees every attempt, and BufferBody makes bodies without
+// GetBody retryable. A base RoundTripper reads the number of the attempt it
+// sends with AttemptNumber.
 package retryhttp
