@@ -2,6 +2,7 @@ package retryhttp
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -133,7 +134,18 @@ func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp 
 		timer = time.AfterFunc(time.Until(deadline), cancel)
 	}
 	resp, err = c.base.RoundTrip(req)
-	if resp != nil {
+	switch {
+	case resp == nil && err == nil:
+		// A base that breaks the RoundTripper contract: report it as
+		// http.Client does, rather than let a nil response through.
+		err = errNilResponse
+	case resp != nil && err != nil:
+		// The other breach: the error wins, and the response is closed.
+		if resp.Body != nil {
+			resp.Body.Close()
+		}
+		resp = nil
+	case resp != nil:
 		resp.Request = c.req
 	}
 	// Judge the attempt unless it has already timed out, while the timer
@@ -254,6 +266,10 @@ func attemptDeadline(actx, ctx context.Context) (time.Time, bool) {
 	}
 	return d, true
 }
+
+// errNilResponse is the error of an attempt whose base returned neither a
+// response nor an error.
+var errNilResponse = errors.New("retryhttp: the base RoundTripper returned a nil *http.Response with a nil error")
 
 // errAttemptTimeout is the error of an attempt whose response headers did not
 // arrive within retry.AttemptTimeout.

@@ -16,7 +16,9 @@ const peekChunk = 512
 // the body's own end or error, and closes the original when closed. Reading
 // resp.Body afterwards gives exactly what it would have given without the
 // peek. It is meant for a Transport's ShouldRetry, to look at a response's
-// payload before deciding, but works on any response.
+// payload before deciding, but works on any response whose body is read
+// only; the replacement body has just Read and Close, so don't peek at the
+// writable body of a 101 Switching Protocols.
 //
 // The end of the body is not an error: a body shorter than n comes back
 // whole with a nil error. If reading fails, PeekBody returns the bytes read

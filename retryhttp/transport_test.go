@@ -439,3 +439,42 @@ func TestRewindOnlyWhatWasSent(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokenBase checks a base that breaks the RoundTripper contract:
+// neither a response nor an error is an error, not retried, and never a
+// panic; both a response and an error is the error, the response closed.
+func TestBrokenBase(t *testing.T) {
+	t.Run("nil, nil", func(t *testing.T) {
+		calls := 0
+		base := funcBase(func(*http.Request) (*http.Response, error) { calls++; return nil, nil })
+		for _, rt := range []*Transport{
+			NewTransport(base, zero(3), retry.WithClock(retry.NewFakeClock(t0))),
+			func() *Transport {
+				rt := NewTransport(base, zero(3), retry.WithClock(retry.NewFakeClock(t0)))
+				rt.ShouldRetry = func(resp *http.Response, err error) bool {
+					assert.Nil(t, resp)
+					return DefaultShouldRetry(resp, err)
+				}
+				return rt
+			}(),
+		} {
+			calls = 0
+			resp, err := rt.RoundTrip(mustGet(t, "http://example.test/"))
+			assert.Nil(t, resp)
+			assert.ErrorContains(t, err, "nil *http.Response with a nil error")
+			assert.Equal(t, 1, calls)
+		}
+	})
+	t.Run("response and error", func(t *testing.T) {
+		errBoth := errors.New("both")
+		body := &closeRecorder{Reader: strings.NewReader("x")}
+		base := funcBase(func(*http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Body: body}, errBoth
+		})
+		rt := NewTransport(base, zero(3), retry.WithClock(retry.NewFakeClock(t0)))
+		resp, err := rt.RoundTrip(mustGet(t, "http://example.test/"))
+		assert.Nil(t, resp)
+		assert.Equal(t, errBoth, err)
+		assert.True(t, body.closed)
+	})
+}
