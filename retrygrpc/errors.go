@@ -1,0 +1,72 @@
+package retrygrpc
+
+import (
+	"context"
+
+	"github.com/seed-b8c8f69d/retry"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// mark turns the error of a failed attempt into what retry.Retry should see:
+// Permanent when it must not be retried, with the server's pushback when it
+// sent one. ctx is the call's context, actx the attempt's (the same unless
+// retry.AttemptTimeout is in force), trailer the attempt's trailer (nil if
+// it has none).
+func (c *config) mark(ctx, actx context.Context, err error, trailer metadata.MD) error {
+	if ctx.Err() != nil {
+		// The caller's own context ended: whatever the status says, the
+		// caller gets it as it is.
+		return retry.Permanent(err)
+	}
+	if actx.Err() != nil {
+		// The attempt's own timeout: retry.Retry retries it.
+		return err
+	}
+	d, ok := pushback(trailer)
+	if ok && d < 0 {
+		return retry.RetryAfter(err, -1)
+	}
+	if !c.retryable(status.Code(err)) {
+		return retry.Permanent(err)
+	}
+	if ok {
+		return retry.RetryAfter(err, d)
+	}
+	return err
+}
+
+// result turns what retry.Retry or retry.Do returned into the error an
+// interceptor returns: nil, or an error that was not retried as it is, or a
+// *gaveUpError around the *retry.Error of a call that was retried and gave
+// up.
+func result(ctx context.Context, err error) error {
+	re, ok := err.(*retry.Error)
+	if !ok {
+		return err
+	}
+	var st *status.Status
+	if ctx.Err() != nil || re.Last == nil {
+		st = status.FromContextError(ctx.Err())
+	} else {
+		st = status.Convert(re.Last)
+	}
+	return &gaveUpError{err: re, st: st}
+}
+
+// gaveUpError is the error of a call that was retried and gave up: an
+// *retry.Error for errors.Is and errors.As, with the gRPC status the caller
+// expects for status.Code and status.FromError. It is unexported so that
+// callers go through those functions rather than depend on it.
+type gaveUpError struct {
+	err *retry.Error
+	st  *status.Status
+}
+
+func (e *gaveUpError) Error() string { return e.err.Error() }
+func (e *gaveUpError) Unwrap() error { return e.err }
+
+// GRPCStatus is what status.FromError, status.Code and status.Convert see:
+// the caller's context's code when it ended, else the last attempt's status
+// exactly as the server sent it.
+func (e *gaveUpError) GRPCStatus() *status.Status { return e.st }

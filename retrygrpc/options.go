@@ -1,0 +1,142 @@
+package retrygrpc
+
+import (
+	"strconv"
+
+	"github.com/seed-b8c8f69d/retry"
+	"google.golang.org/grpc/codes"
+)
+
+// DefaultReplayLimit is the number of bytes of client messages a stream
+// call keeps for replay when no ReplayLimit option is given: 256 KiB, as
+// grpc-go's own retry buffer.
+const DefaultReplayLimit = 256 << 10
+
+// An Option configures an interceptor. Options are made only by this package
+// (Codes, Methods, ReplayLimit, With); the zero Option does nothing. Options
+// are plain values: build them once and share them freely. Later options
+// replace earlier ones of the same kind, except With, whose retry.Options
+// accumulate in order.
+type Option struct {
+	kind    optionKind
+	codes   uint32                       // Codes: a bit per retryable code
+	methods func(fullMethod string) bool // Methods
+	limit   int                          // ReplayLimit
+	opts    []retry.Option               // With
+}
+
+type optionKind uint8
+
+const (
+	noOption optionKind = iota
+	codesOption
+	methodsOption
+	replayOption
+	withOption
+)
+
+// Codes returns an Option that makes the interceptors retry the status codes
+// cs, and no other; the default is codes.Unavailable alone. For hedging,
+// they are gRFC A6's non-fatal codes: a failure with any other code ends the
+// call. Codes() with no code retries nothing (the interceptor then only adds
+// AttemptTimeout and the budget's deposits).
+//
+// Whatever the codes, a Canceled or DeadlineExceeded status caused by the
+// caller's own context is never retried, and a server's negative or
+// malformed pushback stops the retries. An attempt cut short by
+// retry.AttemptTimeout is retried whatever its code.
+//
+// Codes panics if a code is OK or not one of the 17 codes gRPC defines.
+func Codes(cs ...codes.Code) Option {
+	var set uint32
+	for _, c := range cs {
+		if c == codes.OK || c > codes.Unauthenticated {
+			panic("retrygrpc: Codes: " + c.String() + " is not a retryable status code")
+		}
+		set |= 1 << c
+	}
+	return Option{kind: codesOption, codes: set}
+}
+
+// Methods returns an Option that restricts the interceptors to the calls for
+// which allow returns true; allow receives the full method name, as in
+// "/package.Service/Method". Every other call goes to the invoker or
+// streamer once, untouched: it is never sent twice, never hedged, and it
+// neither deposits into nor draws from a Budget. Use it to exclude methods
+// that are not idempotent. The default allows every method.
+//
+// allow may be called concurrently from many calls, once per call.
+//
+// Methods panics if allow is nil.
+func Methods(allow func(fullMethod string) bool) Option {
+	if allow == nil {
+		panic("retrygrpc: Methods: nil function")
+	}
+	return Option{kind: methodsOption, methods: allow}
+}
+
+// ReplayLimit returns an Option that bounds, in encoded bytes, the client
+// messages a stream call keeps so that it can send them again on a retry;
+// the default is DefaultReplayLimit (256 KiB). A call whose messages exceed
+// the limit is committed at the message that crosses it: from then on it is
+// not retried, and its errors reach the caller unchanged. A limit of 0
+// keeps nothing, so a stream is retried only if it fails before its first
+// message is sent.
+//
+// The size of each message is its length in the call's codec (the one set
+// by grpc.ForceCodecV2, grpc.ForceCodec or grpc.CallContentSubtype, else
+// proto); measuring it encodes the message once more, only while the call
+// can still be retried.
+//
+// ReplayLimit panics if bytes is negative.
+func ReplayLimit(bytes int) Option {
+	if bytes < 0 {
+		panic("retrygrpc: ReplayLimit: negative limit " + strconv.Itoa(bytes))
+	}
+	return Option{kind: replayOption, limit: bytes}
+}
+
+// With returns an Option that passes opts to every retry.Retry (or
+// retry.Hedge) the interceptor makes: retry.WithClock, retry.If,
+// retry.OnRetry, retry.WithBudget, retry.MaxPushback and
+// retry.AttemptTimeout all work. If predicates and OnRetry hooks see each
+// attempt's status error, without its pushback marker. With copies opts.
+func With(opts ...retry.Option) Option {
+	return Option{kind: withOption, opts: append([]retry.Option(nil), opts...)}
+}
+
+// config is the result of applying an interceptor's options.
+type config struct {
+	codes   uint32
+	methods func(string) bool
+	limit   int
+	opts    []retry.Option
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{codes: 1 << codes.Unavailable, limit: DefaultReplayLimit}
+	for _, o := range opts {
+		switch o.kind {
+		case codesOption:
+			c.codes = o.codes
+		case methodsOption:
+			c.methods = o.methods
+		case replayOption:
+			c.limit = o.limit
+		case withOption:
+			c.opts = append(c.opts, o.opts...)
+		}
+	}
+	c.opts = c.opts[:len(c.opts):len(c.opts)]
+	return c
+}
+
+// selected reports whether the interceptor handles method.
+func (c *config) selected(method string) bool {
+	return c.methods == nil || c.methods(method)
+}
+
+// retryable reports whether code is one of the codes to retry.
+func (c *config) retryable(code codes.Code) bool {
+	return code <= codes.Unauthenticated && c.codes&(1<<code) != 0
+}

@@ -1,0 +1,115 @@
+package retrygrpc
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/seed-b8c8f69d/retry"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// UnaryClientInterceptor returns a grpc.UnaryClientInterceptor that retries
+// failed unary calls on schedule s, through retry.Do: the first attempt is
+// made at once, and after a failure that may be retried the next one follows
+// the next delay of s, until an attempt succeeds, s runs out, a Budget
+// refuses, or the call's context ends or its deadline would pass during the
+// wait.
+//
+// What is retried: statuses whose code Codes lists (codes.Unavailable by
+// default), on methods that Methods allows (all by default); never a
+// Canceled or DeadlineExceeded status caused by the caller's own context,
+// and never once the context is done. A trailer PushbackKey with a
+// non-negative number of milliseconds sets the wait before the next attempt
+// (retry.RetryAfter: bounded by retry.MaxPushback, one minute by default,
+// never shorter than the schedule's delay, never past the deadline); a
+// negative or malformed one stops the retries. Every attempt after the
+// first carries PreviousAttemptsKey. Each attempt gets the caller's call
+// options, so grpc.Header and grpc.Trailer report the last attempt's
+// metadata, and reply holds the successful attempt's response.
+//
+// With retry.AttemptTimeout(d), each attempt gets a deadline d from its
+// start, never later than the call's own; an attempt that fails once its
+// own deadline has passed is retried whatever its code.
+//
+// What the caller gets: nil, or the last attempt's error exactly as the
+// invoker returned it when it was not retried (its code is not retried, the
+// server's pushback refused, an If rejected it, the caller's context ended
+// during it). When the call was retried and gave up, the error matches the
+// reason with errors.Is (retry.ErrExhausted, retry.ErrBudgetExhausted,
+// context.DeadlineExceeded when the next wait would pass the deadline,
+// context.Canceled) and errors.As finds the *retry.Error; status.Code and
+// status.FromError report the last attempt's status, or codes.Canceled or
+// codes.DeadlineExceeded when the caller's context ended.
+//
+// The interceptor is safe for concurrent use by any number of calls and
+// connections; a Budget given with With is shared by all of them (make one
+// interceptor per target for a budget per target). A call that succeeds at
+// once allocates nothing in the interceptor. Disable grpc-go's own retries
+// on the connection (grpc.WithDisableRetry) so that the two do not
+// multiply; see the package documentation.
+//
+// UnaryClientInterceptor panics if s is nil.
+func UnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryClientInterceptor {
+	if s == nil {
+		panic("retrygrpc: UnaryClientInterceptor: nil Schedule")
+	}
+	cfg := newConfig(opts)
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
+		if !cfg.selected(method) {
+			return invoker(ctx, method, req, reply, cc, callOpts...)
+		}
+		u := unaryCalls.Get().(*unaryCall)
+		u.cfg, u.ctx, u.method, u.req, u.reply, u.cc, u.invoker = cfg, ctx, method, req, reply, cc, invoker
+		u.callOpts = append(append(u.callOpts[:0], callOpts...), grpc.Trailer(&u.trailer))
+		err := result(ctx, retry.Do(ctx, s, u.fn, cfg.opts...))
+		u.reset()
+		unaryCalls.Put(u)
+		return err
+	}
+}
+
+// unaryCall is the state of one unary call. Calls are recycled through
+// unaryCalls: once retry.Do has returned nothing refers to a call, since
+// the invoker has returned and the errors handed out do not point back.
+type unaryCall struct {
+	cfg      *config
+	ctx      context.Context // the caller's, while the call runs
+	method   string
+	req      any
+	reply    any
+	cc       *grpc.ClientConn
+	invoker  grpc.UnaryInvoker
+	callOpts []grpc.CallOption // the caller's, then grpc.Trailer(&trailer); the array is kept
+	trailer  metadata.MD       // the last attempt's trailer
+	n        int               // attempts made
+	fn       func(context.Context) error
+}
+
+var unaryCalls = sync.Pool{New: func() any {
+	u := new(unaryCall)
+	u.fn = u.attempt
+	return u
+}}
+
+// reset clears u for reuse, keeping fn and the array of callOpts.
+func (u *unaryCall) reset() {
+	clear(u.callOpts)
+	*u = unaryCall{callOpts: u.callOpts[:0], fn: u.fn}
+}
+
+// attempt makes one attempt, for retry.Do.
+func (u *unaryCall) attempt(actx context.Context) error {
+	u.n++
+	ctx := actx
+	if u.n > 1 {
+		ctx = metadata.AppendToOutgoingContext(actx, PreviousAttemptsKey, strconv.Itoa(u.n-1))
+	}
+	u.trailer = nil
+	err := u.invoker(ctx, u.method, u.req, u.reply, u.cc, u.callOpts...)
+	if err == nil {
+		return nil
+	}
+	return u.cfg.mark(u.ctx, actx, err, u.trailer)
+}
