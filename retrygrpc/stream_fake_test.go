@@ -109,11 +109,10 @@ func (c *committedStream) Header() (metadata.MD, error) { return c.md, nil }
 
 // streamer hands out the streams of make in order, recording how many.
 type streamer struct {
-	mu    sync.Mutex
-	n     int
-	make  func(n int, ctx context.Context) (grpc.ClientStream, error)
-	made  []grpc.ClientStream
-	ready chan grpc.ClientStream // each stream made, as it is made
+	mu   sync.Mutex
+	n    int
+	make func(n int, ctx context.Context) (grpc.ClientStream, error)
+	made []grpc.ClientStream
 }
 
 func (s *streamer) stream(ctx context.Context, _ *grpc.StreamDesc, _ *grpc.ClientConn, _ string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
