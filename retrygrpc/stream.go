@@ -147,8 +147,9 @@ func (st *stream) settleLocked(a *attempt, err error) bool {
 		a.isSettled, a.err = true, err
 		close(a.settled)
 		if err == nil {
+			// Drop the kept messages, but leave their array alone: a
+			// replay still running on a reads it.
 			st.committed = true
-			clear(st.kept)
 			st.kept = nil
 		}
 		st.broadcastLocked()

@@ -32,10 +32,13 @@ type fakeStream struct {
 	headerGate chan struct{}
 	end        chan struct{}
 	sendAfter  chan struct{} // closed at the first SendMsg after the end
+	sendGate   chan struct{} // if not nil, each SendMsg waits for a value
+	msgs       chan string   // what RecvMsg receives before the end
 }
 
 func newFake(ctx context.Context) *fakeStream {
-	return &fakeStream{ctx: ctx, headerGate: make(chan struct{}), end: make(chan struct{}), sendAfter: make(chan struct{})}
+	return &fakeStream{ctx: ctx, headerGate: make(chan struct{}), end: make(chan struct{}), sendAfter: make(chan struct{}),
+		msgs: make(chan string, 10)}
 }
 
 // fail ends the stream, trailers-only, with err.
@@ -49,6 +52,9 @@ func (f *fakeStream) fail(err error) {
 }
 
 func (f *fakeStream) SendMsg(m any) error {
+	if f.sendGate != nil {
+		<-f.sendGate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ended {
@@ -80,8 +86,13 @@ func (f *fakeStream) Header() (metadata.MD, error) {
 	return nil, nil
 }
 
-func (f *fakeStream) RecvMsg(any) error {
-	<-f.end
+func (f *fakeStream) RecvMsg(m any) error {
+	select {
+	case v := <-f.msgs:
+		m.(*wrapperspb.StringValue).Value = v
+		return nil
+	case <-f.end:
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.endErr == nil {
@@ -267,4 +278,52 @@ func TestStreamOpenRetried(t *testing.T) {
 			t.Errorf("%d attempts, want 3", n)
 		}
 	})
+}
+
+// TestStreamCommitDuringReplay checks that a message that commits the call
+// while the kept messages are being sent again does not disturb the replay:
+// the next attempt still receives every message, in order.
+func TestStreamCommitDuringReplay(t *testing.T) {
+	var f1, f2 *fakeStream
+	gate := make(chan struct{})
+	s := &streamer{make: func(n int, ctx context.Context) (grpc.ClientStream, error) {
+		if n == 1 {
+			f1 = newFake(ctx)
+			return f1, nil
+		}
+		f2 = newFake(ctx)
+		f2.sendGate = gate
+		return f2, nil
+	}}
+	ic := retrygrpc.StreamClientInterceptor(retry.Constant(0).Take(3))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs, err := ic(ctx, chatDesc, nil, chatMethod, s.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"a", "b", "c"} {
+		if err := cs.SendMsg(str(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f1.fail(unavailable)
+	close(f1.headerGate)
+	// The second attempt's replay is stuck at its first message while a
+	// response arrives on it and commits the call.
+	gate <- struct{}{}
+	f2.msgs <- "early"
+	m := new(wrapperspb.StringValue)
+	if err := cs.RecvMsg(m); err != nil || m.Value != "early" {
+		t.Fatalf("RecvMsg: %q, %v", m.Value, err)
+	}
+	close(gate)
+	if err := cs.SendMsg(str("d")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := func() []string { g, _ := f2.snapshot(); return g }(), []string{"a", "b", "c", "d"}; !slices.Equal(got, want) {
+		t.Errorf("second attempt got %q, want %q", got, want)
+	}
+	f2.fail(nil)
+	close(f2.headerGate)
 }
