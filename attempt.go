@@ -41,13 +41,18 @@ type Attempt struct {
 // an *Error with no attempts. A panic in fn propagates to the caller.
 //
 // Retry ranges over s once per call that retries, by calling it with a yield
-// function, and keeps only the last error. s must keep the iterator contract
-// (never call yield after it returned false or after s returned), as for any
-// range loop. Retry allocates nothing of its own, on success or when it
-// retries (the state of a retrying call and its yield function are recycled),
-// apart from the real clock's timer, one per call that waits, and the
-// contexts of AttemptTimeout. fn itself is kept while s runs, so a closure
-// passed as fn is allocated by its caller.
+// function, and keeps only the last error. A negative delay from s counts as
+// 0. s must keep the iterator contract (never call yield after it returned
+// false or after s returned), as for any range loop: the yield function Retry
+// hands s is valid for that one call only, and panics if called after
+// returning false or after the call ended, without affecting any other call.
+//
+// Retry allocates nothing of its own when the first attempt succeeds. A call
+// that retries allocates its state and its yield function, two allocations
+// per run of each combinator in s, the real clock's timer (one per call that
+// waits, reset between waits) and the contexts of AttemptTimeout; none of
+// them is reused by another call. fn itself is kept while s runs, so a
+// closure passed as fn is allocated by its caller.
 //
 // Retry panics if s or fn is nil.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
@@ -84,14 +89,10 @@ func retryOptions[T any](ctx context.Context, s Schedule, fn func(context.Contex
 
 // retryRest continues a Retry whose first attempt failed with err.
 func retryRest[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), cfg config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
-	p := loopPool[T]()
-	l := p.Get().(*loop[T])
+	l := &loop[T]{v: v, fn: fn}
 	l.init(ctx, cfg, opts, start)
-	l.fn, l.v = fn, v
 	out := l.run(s, err, own)
-	v = l.v
-	l.release(p)
-	return v, out
+	return l.v, out
 }
 
 // Do is Retry for functions that return only an error.
@@ -127,12 +128,9 @@ func doOptions(ctx context.Context, s Schedule, fn func(context.Context) error, 
 
 // doRest continues a Do whose first attempt failed with err.
 func doRest(ctx context.Context, s Schedule, fn func(context.Context) error, cfg config, opts []Option, start time.Time, err error, own bool) error {
-	l := doLoops.Get().(*loop[struct{}])
+	l := &loop[struct{}]{fnErr: fn}
 	l.init(ctx, cfg, opts, start)
-	l.fnErr = fn
-	out := l.run(s, err, own)
-	l.release(&doLoops)
-	return out
+	return l.run(s, err, own)
 }
 
 // doneBefore is the error of a call whose context was done before the first

@@ -21,11 +21,9 @@ func (s Schedule) Take(n int) Schedule {
 		if n == 0 {
 			return
 		}
-		r := countRelays.Get().(*countRelay)
-		r.up, r.left = yield, n
+		r := &countRelay{relay: relay{up: yield}, left: n}
+		defer r.end()
 		s(r.step)
-		r.up = nil
-		countRelays.Put(r)
 	}
 }
 
@@ -105,15 +103,12 @@ func (s Schedule) Then(next Schedule) Schedule {
 	mustSchedule("Then", s)
 	mustSchedule("Then", next)
 	return func(yield func(time.Duration) bool) {
-		r := moreRelays.Get().(*moreRelay)
-		r.up, r.more = yield, true
-		s(r.step)
-		more := r.more
-		r.up = nil
-		moreRelays.Put(r)
-		if more {
-			next(yield)
+		if !thenFirst(s, yield) {
+			return
 		}
+		r := &clampRelay{relay: relay{up: yield}, hi: maxDuration}
+		defer r.end()
+		next(r.step)
 	}
 }
 
@@ -128,10 +123,17 @@ func (s Schedule) Within(total time.Duration) Schedule {
 	mustSchedule("Within", s)
 	mustNonNegative("Within", "total", total)
 	return func(yield func(time.Duration) bool) {
-		r := sumRelays.Get().(*sumRelay)
-		r.up, r.sum, r.limit, r.more = yield, 0, total, true
+		r := &sumRelay{relay: relay{up: yield}, limit: total}
+		defer r.end()
 		s(r.step)
-		r.up = nil
-		sumRelays.Put(r)
 	}
+}
+
+// thenFirst ranges s, the first part of a Then, and reports whether the
+// iteration above wants more.
+func thenFirst(s Schedule, yield func(time.Duration) bool) bool {
+	r := &moreRelay{relay{up: yield}}
+	defer r.end()
+	s(r.step)
+	return r.state.Load() == yieldOpen
 }

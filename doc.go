@@ -77,8 +77,10 @@
 // Schedules, Options, Budgets, Latencies and FakeClocks are safe for
 // concurrent use.
 // Success on the first attempt allocates nothing. A call that retries
-// allocates nothing of its own either: its loop state and the relays through
-// which the combinators pass delays along are recycled. What remains is the
-// real clock's time.Timer, one per call that waits, reset between waits, and
-// the contexts of AttemptTimeout.
+// allocates its own state and yield function, the relays through which the
+// combinators pass delays along (two small allocations per combinator), the
+// real clock's time.Timer (one per call that waits, reset between waits) and
+// the contexts of AttemptTimeout. Nothing a call or a run of a schedule
+// hands to user code is ever reused by another call: a yield function called
+// after its run ended panics without touching any other call.
 package retry

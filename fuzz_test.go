@@ -48,6 +48,21 @@ func (r *bytesReader) duration() time.Duration {
 	}
 }
 
+// signed returns a Duration that may be negative, down to the most negative
+// Duration, as a hand-written Schedule may yield.
+func (r *bytesReader) signed() time.Duration {
+	switch r.byte() % 4 {
+	case 0:
+		return -r.duration()
+	case 1:
+		return minDuration + time.Duration(r.byte())
+	case 2:
+		return -time.Duration(r.byte())
+	default:
+		return r.duration()
+	}
+}
+
 // model is what the fuzz target knows about a chain without running it.
 type model struct {
 	lower, upper   time.Duration // every delay lies in [lower, upper]
@@ -55,6 +70,12 @@ type model struct {
 	monotone       bool          // delays never decrease
 	sumLimit       time.Duration // the delays sum to at most this
 	random         bool
+	raw            bool // a hand-written source without combinators: delays may be negative
+}
+
+// clamp is what a combinator's input becomes: a negative delay counts as 0.
+func (m *model) clamp() {
+	m.lower, m.upper, m.raw = max(m.lower, 0), max(m.upper, 0), false
 }
 
 const infinite = math.MaxInt
@@ -62,7 +83,26 @@ const infinite = math.MaxInt
 // buildSource builds one of the sources from r and returns it with its model.
 func buildSource(r *bytesReader, src rand.Source) (Schedule, model) {
 	m := model{minLen: infinite, maxLen: infinite, upper: maxDuration, monotone: true, sumLimit: maxDuration}
-	switch r.byte() % 8 {
+	kind := r.byte()
+	if kind >= 0xf8 {
+		// A hand-written Schedule, finite, whose delays may be negative.
+		ds := make([]time.Duration, r.byte()%8)
+		for i := range ds {
+			ds[i] = r.signed()
+		}
+		m.minLen, m.maxLen, m.lower, m.upper, m.raw = len(ds), len(ds), 0, 0, true
+		for i, d := range ds {
+			if i == 0 {
+				m.lower, m.upper = d, d
+			}
+			m.lower, m.upper = min(m.lower, d), max(m.upper, d)
+			if i > 0 && d < ds[i-1] {
+				m.monotone = false
+			}
+		}
+		return handWritten(ds), m
+	}
+	switch kind % 8 {
 	case 0:
 		d := r.duration()
 		m.lower, m.upper = d, d
@@ -118,6 +158,7 @@ func buildSource(r *bytesReader, src rand.Source) (Schedule, model) {
 func buildChain(r *bytesReader, src rand.Source) (Schedule, model) {
 	s, m := buildSource(r, src)
 	for range r.byte() % 8 {
+		m.clamp()
 		switch r.byte() % 8 {
 		case 0:
 			n := int(r.byte() % 64)
@@ -153,6 +194,7 @@ func buildChain(r *bytesReader, src rand.Source) (Schedule, model) {
 			m.minLen, m.upper, m.sumLimit = 0, min(m.upper, total), min(m.sumLimit, total)
 		default:
 			next, nm := buildSource(r, src)
+			nm.clamp()
 			n := int(r.byte() % 8)
 			s = s.Then(next.Take(n))
 			nm.minLen, nm.maxLen = min(nm.minLen, n), min(nm.maxLen, n)
@@ -175,19 +217,36 @@ func buildChain(r *bytesReader, src rand.Source) (Schedule, model) {
 	return s, m
 }
 
-// FuzzSchedule builds an arbitrary chain of sources and combinators with
-// valid arguments and checks the invariants every chain keeps: no panic,
-// delays never negative and within the model's bounds (so never above a Cap
-// that nothing after it raises), the exact count that Take promises,
-// saturation that never wraps (monotone chains never decrease), Within's
-// total, early break, and a second range that repeats the first.
+// handWritten is a Schedule written by hand, not built by this package,
+// that yields ds, negative or not.
+func handWritten(ds []time.Duration) Schedule {
+	return func(yield func(time.Duration) bool) {
+		for _, d := range ds {
+			if !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// FuzzSchedule builds an arbitrary chain of sources (including hand-written
+// schedules that yield negative delays) and combinators with valid
+// arguments and checks the invariants every chain keeps: no panic, delays
+// never negative once a combinator has seen them and within the model's
+// bounds (so never above a Cap that nothing after it raises), the exact
+// count that Take promises, saturation that never wraps (monotone chains
+// never decrease), Within's total, early break, and a second range that
+// repeats the first.
 func FuzzSchedule(f *testing.F) {
-	f.Add([]byte{2, 1, 0, 2, 1, 0, 100, 1, 3, 3, 0, 6})                         // Exponential.Cap.Take
-	f.Add([]byte{2, 5, 0, 1, 4, 3, 1, 3, 2, 0, 200, 0, 7})                      // Exponential, saturating
-	f.Add([]byte{5, 5, 3, 0, 9, 3, 0, 7, 3, 0, 5, 0, 2, 2, 3, 4, 0, 8})         // Delays.Then.Take
-	f.Add([]byte{6, 3, 0, 5, 3, 1, 0, 3, 2, 3, 6, 3, 0, 90})                    // DecorrelatedJitter.FullJitter.Within
-	f.Add([]byte{7, 4, 0, 20, 4, 5, 255, 1, 4, 0, 3, 0, 64})                    // SmoothJitter.Jitter.Cap.Take
-	f.Add([]byte{3, 1, 9, 255, 6, 2, 3, 0, 4, 5, 128, 2, 3, 7, 0, 3, 1, 0, 10}) // ExponentialFactor(+Inf)
+	f.Add([]byte{2, 1, 0, 2, 1, 0, 100, 1, 3, 3, 0, 6})                                                     // Exponential.Cap.Take
+	f.Add([]byte{2, 5, 0, 1, 4, 3, 1, 3, 2, 0, 200, 0, 7})                                                  // Exponential, saturating
+	f.Add([]byte{5, 5, 3, 0, 9, 3, 0, 7, 3, 0, 5, 0, 2, 2, 3, 4, 0, 8})                                     // Delays.Then.Take
+	f.Add([]byte{6, 3, 0, 5, 3, 1, 0, 3, 2, 3, 6, 3, 0, 90})                                                // DecorrelatedJitter.FullJitter.Within
+	f.Add([]byte{7, 4, 0, 20, 4, 5, 255, 1, 4, 0, 3, 0, 64})                                                // SmoothJitter.Jitter.Cap.Take
+	f.Add([]byte{3, 1, 9, 255, 6, 2, 3, 0, 4, 5, 128, 2, 3, 7, 0, 3, 1, 0, 10})                             // ExponentialFactor(+Inf)
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0xf8, 4, 0, 3, 1, 2, 5, 3, 9, 3, 4, 2, 3, 5, 0, 3, 4, 6, 4, 0, 9}) // hand-written, negative, jittered
+	f.Add([]byte("00000000\xffC00100017"))                                                                  // hand-written, the most negative Duration, Then
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 5, 0, 4, 2, 7, 1, 0, 0, 3, 200, 3, 2, 6, 4, 0, 20})          // hand-written, negative, Within
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &bytesReader{data: data}
 		seed := r.uint64()
@@ -196,7 +255,7 @@ func FuzzSchedule(f *testing.F) {
 		var got []time.Duration
 		var sum time.Duration
 		for d := range s {
-			if d < 0 {
+			if d < 0 && !m.raw {
 				t.Fatalf("delay %d is negative: %v", len(got), d)
 			}
 			if d < m.lower || d > m.upper {
@@ -205,7 +264,7 @@ func FuzzSchedule(f *testing.F) {
 			if m.monotone && len(got) > 0 && d < got[len(got)-1] {
 				t.Fatalf("delay %d is %v, below the previous %v in a monotone chain", len(got), d, got[len(got)-1])
 			}
-			if sum = addSat(sum, d); sum > m.sumLimit {
+			if sum = addSat(sum, max(d, 0)); sum > m.sumLimit {
 				t.Fatalf("delays sum to %v, over Within's %v", sum, m.sumLimit)
 			}
 			if got = append(got, d); len(got) == most {

@@ -2,59 +2,31 @@ package retry
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// loop is the state of a Retry or Do call that retries. Everything the
-// schedule's yield function touches is in it, and loops are recycled through
-// a sync.Pool together with that yield function (bound once, when the loop is
-// made), so a call that retries allocates nothing of its own but the real
-// clock's timer, however many retries it makes. The timer is not recycled:
-// under testing/synctest a timer belongs to the bubble that made it.
-//
-// A recycled yield function could in principle be called by a schedule that
-// kept it after returning, against the iterator contract; step panics when
-// that happens to a loop that is not running, as a range loop would.
+// loop is the state of a Retry or Do call that retries, and its step is the
+// yield function the call hands its schedule. A loop is made for one call
+// and never reused: a schedule that keeps the yield function and calls it
+// after returning, against the iterator contract, finds the loop's state
+// ended and panics, having read nothing but that atomic state, so it cannot
+// reach any other call, whichever goroutine it calls from. This costs the
+// call two allocations (the loop and its bound step) on top of the real
+// clock's timer; a call that succeeds at once makes no loop.
 type loop[T any] struct {
 	v T // first: as the last field, a zero-size T (Do's) would be padded
 	runner
-	yield func(time.Duration) bool         // l.step, bound once
+	state atomic.Uint32                    // yieldOpen, yieldStopped or yieldEnded
 	fn    func(context.Context) (T, error) // Retry's
 	fnErr func(context.Context) error      // or Do's
-}
-
-// loopPools holds one *sync.Pool of *loop[T] per type T, keyed by (*T)(nil).
-var loopPools sync.Map
-
-// doLoops is the pool of Do's loops, which need no lookup.
-var doLoops = sync.Pool{New: func() any { return newLoop[struct{}]() }}
-
-func newLoop[T any]() *loop[T] {
-	l := new(loop[T])
-	l.yield = l.step
-	return l
-}
-
-// loopPool returns the pool of loops for T.
-func loopPool[T any]() *sync.Pool {
-	key := any((*T)(nil))
-	if p, ok := loopPools.Load(key); ok {
-		return p.(*sync.Pool)
-	}
-	p, _ := loopPools.LoadOrStore(key, &sync.Pool{New: func() any { return newLoop[T]() }})
-	return p.(*sync.Pool)
 }
 
 // run retries after the first attempt failed with err, and returns the error
 // to report (nil on success).
 func (l *loop[T]) run(s Schedule, err error, own bool) error {
 	if l.out, l.done = l.fail(err, own); !l.done {
-		// Calling s with a yield function is what a range loop does, minus
-		// the loop-state variable and closure the compiler would allocate.
-		l.running = true
-		s(l.yield)
-		l.running = false
+		l.iterate(s)
 		if !l.done {
 			l.out, l.done = l.giveUp(ErrExhausted), true
 		}
@@ -62,13 +34,23 @@ func (l *loop[T]) run(s Schedule, err error, own bool) error {
 	return l.out
 }
 
-// step is the schedule's yield function: it waits d, makes the next attempt
-// and reports whether to go on.
+// iterate ranges s with l's yield function, and ends that function's
+// validity when s returns, or panics.
+func (l *loop[T]) iterate(s Schedule) {
+	defer l.state.Store(yieldEnded)
+	// Calling s with a yield function is what a range loop does, minus
+	// the loop-state variable and closure the compiler would allocate.
+	s(l.step)
+}
+
+// step is the schedule's yield function: it waits d (a negative d as 0),
+// makes the next attempt and reports whether to go on.
 func (l *loop[T]) step(d time.Duration) bool {
-	if !l.running || l.done {
-		panic("retry: the schedule called yield after it returned false or after it returned")
+	if s := l.state.Load(); s != yieldOpen {
+		checkYield(s)
 	}
-	if l.out, l.done = l.wait(d); l.done {
+	if l.out, l.done = l.wait(max(d, 0)); l.done {
+		l.state.Store(yieldStopped)
 		return false
 	}
 	var err error
@@ -81,22 +63,14 @@ func (l *loop[T]) step(d time.Duration) bool {
 	l.n++
 	if err == nil {
 		l.out, l.done = nil, true
+	} else {
+		l.out, l.done = l.fail(err, own)
+	}
+	if l.done {
+		l.state.Store(yieldStopped)
 		return false
 	}
-	l.out, l.done = l.fail(err, own)
-	return !l.done
-}
-
-// release clears l of everything the call left in it and puts it back in p,
-// keeping its yield function and its extras.
-func (l *loop[T]) release(p *sync.Pool) {
-	yield, x := l.yield, l.x
-	if x != nil {
-		x.reset()
-	}
-	*l = loop[T]{yield: yield}
-	l.x = x
-	p.Put(l)
+	return true
 }
 
 // runner holds the state of one call between attempts. It is not generic, so
@@ -107,20 +81,19 @@ type runner struct {
 	config
 	// ctx is the call's context, kept here only while the call runs, because
 	// the yield function the schedule calls has no other way to reach it.
-	ctx     context.Context
-	n       int   // attempts made
-	last    error // the last attempt's error, unmarked
-	pb      *pushbackError
-	timer   *time.Timer // the real clock's, reused between the call's waits
-	out     error       // the result, once done
-	done    bool        // the call has its result
-	running bool        // the schedule is running with this loop's yield
-	x       *extras     // what only If, OnRetry or WithClock need; nil until then
+	ctx   context.Context
+	n     int   // attempts made
+	last  error // the last attempt's error, unmarked
+	pb    *pushbackError
+	timer *time.Timer // the real clock's, reused between the call's waits
+	out   error       // the result, once done
+	done  bool        // the call has its result
+	x     *extras     // what only If, OnRetry or a custom clock's deadline need; nil until then
 }
 
-// extras is the part of a runner that only calls with If, OnRetry or
-// WithClock use, kept apart so that the state every waiting call holds stays
-// small. It is made once for a recycled runner and kept with it.
+// extras is the part of a runner that only calls with If or OnRetry, or a
+// deadline on a custom clock, use, kept apart so that the state every
+// waiting call holds stays small.
 type extras struct {
 	preds []func(error) bool
 	hooks []func(Attempt)
@@ -134,27 +107,14 @@ type extras struct {
 	anchorClock time.Time
 }
 
-// reset clears x for the next call, keeping the arrays of its lists.
-func (x *extras) reset() {
-	clear(x.preds)
-	clear(x.hooks)
-	*x = extras{preds: x.preds[:0], hooks: x.hooks[:0]}
-}
-
-// init prepares a recycled runner for a call whose first attempt, started at
-// start, has failed.
+// init prepares r for a call whose first attempt, started at start, has
+// failed.
 func (r *runner) init(ctx context.Context, cfg config, opts []Option, start time.Time) {
 	r.ctx, r.config, r.n = ctx, cfg, 1
-	if !r.hasIf && !r.hasHooks && r.clock == nil {
-		return
-	}
-	if r.x == nil {
-		r.x = new(extras)
-	}
-	r.x.start = start
 	if !r.hasIf && !r.hasHooks {
 		return
 	}
+	r.x = &extras{start: start}
 	for _, o := range opts {
 		switch o.kind {
 		case ifOption:
@@ -217,16 +177,14 @@ func (r *runner) wait(d time.Duration) (error, bool) {
 			h(a)
 		}
 	}
-	if err := r.sleep(d); err != nil {
-		if r.ctx.Err() != nil {
-			err = context.Cause(r.ctx)
-		}
-		return r.giveUp(err), true
+	err := r.sleep(d)
+	if err == nil && r.ctx.Err() == nil {
+		return nil, false
 	}
-	if r.ctx.Err() != nil {
-		return r.giveUp(context.Cause(r.ctx)), true
+	if err == nil || r.ctx.Err() != nil {
+		err = context.Cause(r.ctx)
 	}
-	return nil, false
+	return r.giveUp(err), true
 }
 
 // untilDeadline returns how long is left before deadline, on the call's
@@ -235,6 +193,9 @@ func (r *runner) untilDeadline(deadline time.Time) time.Duration {
 	left := time.Until(deadline)
 	if r.clock == nil {
 		return left
+	}
+	if r.x == nil {
+		r.x = new(extras)
 	}
 	now, x := r.clock.Now(), r.x
 	if !x.anchored {

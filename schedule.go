@@ -16,13 +16,21 @@ import (
 // run that starts from the first delay, so one Schedule can be kept in a
 // package variable and ranged by any number of goroutines at once. All the
 // sources and combinators of this package keep the state of a run to that
-// run (in the iterator's locals, or in a relay taken for the run and
-// recycled after it); a schedule built on a caller's rand.Source serializes
-// its draws (see FullJitter).
+// run and never reuse it for another; a schedule built on a caller's
+// rand.Source serializes its draws (see FullJitter).
 //
-// Delays are never negative. All arithmetic saturates at the largest
-// Duration (about 292 years) instead of wrapping around, whatever the number
-// of values taken and the chain of combinators.
+// Delays are never negative: the sources of this package never yield a
+// negative delay, and every combinator treats a negative delay from a
+// Schedule written by hand as 0, as Retry does. All arithmetic saturates at
+// the largest Duration (about 292 years) instead of wrapping around, whatever
+// the number of values taken and the chain of combinators.
+//
+// A Schedule written by hand must keep the iterator contract: never call
+// yield after it returned false, nor after the Schedule returned. The
+// yield functions of this package's combinators and of Retry are valid for
+// one run only, and panic with a "retry: " message when called again after
+// returning false or after their run ended, whichever goroutine calls them;
+// such a call has no effect on any other run or Retry call.
 //
 // Schedules are built from a source (Constant, Linear, Exponential,
 // ExponentialFactor, Fibonacci, Delays, DecorrelatedJitter, SmoothJitter, or

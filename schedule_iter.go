@@ -3,7 +3,7 @@ package retry
 import (
 	"iter"
 	"math"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -67,116 +67,144 @@ func mustSchedule(fn string, s Schedule) {
 
 // The combinators hand the schedule below them a yield function of their
 // own: a relay that passes each delay on, changed, to the yield function
-// above. Ranging over a combinator would cost allocations every time a call
-// starts retrying (the relay's closure, its state, and the compiler's
-// loop-state variable), so relays are recycled through sync.Pools instead,
-// each with its yield function bound once, when it is made. A relay is taken
-// from its pool when the combinator's iterator is called and put back when
-// the iterator returns; its step panics if a schedule below calls it after
-// that, against the iterator contract, as a range loop would.
+// above. A relay is made for one run of its combinator and never reused, so
+// a schedule that keeps the yield function it was given and calls it later,
+// against the iterator contract, reaches only the dead relay of its own run,
+// never another run's or another call's: that relay panics before touching
+// anything but its atomic state, which is all a call from another goroutine
+// reads. Each relay costs two small allocations per run: the relay and its
+// bound step.
 
-// relay is what every relay has: the yield function above it, nil while the
-// relay is idle, and its own step, bound once.
-type relay struct {
-	up   func(time.Duration) bool
-	step func(time.Duration) bool
-}
+// The state of a relay, or of the retry loop's yield function.
+const (
+	yieldOpen    uint32 = iota // the run is on and yield has never returned false
+	yieldStopped               // yield returned false
+	yieldEnded                 // the run is over
+)
 
-// pass hands d to the yield function above.
-func (r *relay) pass(d time.Duration) bool {
-	if r.up == nil {
-		panic("retry: a schedule called yield after it returned")
+// The panics of a yield function called against the iterator contract.
+const (
+	panicAfterFalse = "retry: a schedule called yield again after it returned false"
+	panicAfterEnd   = "retry: a schedule called yield after its run ended"
+)
+
+// checkYield panics if a yield function in state s may not be called.
+func checkYield(s uint32) {
+	switch s {
+	case yieldStopped:
+		panic(panicAfterFalse)
+	case yieldEnded:
+		panic(panicAfterEnd)
 	}
-	return r.up(d)
 }
 
-// clampRelay is Cap and AtLeast: min(max(d, lo), hi).
+// relay is what every relay has: the yield function above it and its state.
+type relay struct {
+	state atomic.Uint32
+	up    func(time.Duration) bool
+}
+
+// open panics unless the relay's run is on and it never returned false.
+func (r *relay) open() {
+	if s := r.state.Load(); s != yieldOpen {
+		checkYield(s)
+	}
+}
+
+// pass hands d to the yield function above, and reports its answer.
+func (r *relay) pass(d time.Duration) bool {
+	if !r.up(d) {
+		r.state.Store(yieldStopped)
+		return false
+	}
+	return true
+}
+
+// stop records that the relay returned false of its own accord.
+func (r *relay) stop() bool {
+	r.state.Store(yieldStopped)
+	return false
+}
+
+// end marks the relay's run as over: any later call of its step panics.
+func (r *relay) end() {
+	r.state.Store(yieldEnded)
+}
+
+// clampRelay is Cap and AtLeast, and Then's second part: min(max(d, lo), hi)
+// with lo ≥ 0, so a negative delay counts as 0.
 type clampRelay struct {
 	relay
 	lo, hi time.Duration
 }
 
-func (r *clampRelay) pass(d time.Duration) bool { return r.relay.pass(min(max(d, r.lo), r.hi)) }
+func (r *clampRelay) step(d time.Duration) bool {
+	r.open()
+	return r.pass(min(max(d, r.lo), r.hi))
+}
 
-var clampRelays = sync.Pool{New: func() any {
-	r := new(clampRelay)
-	r.step = r.pass
-	return r
-}}
-
-// clamp returns the iterator of s with every delay clamped to [lo, hi].
+// clamp returns the iterator of s with every delay clamped to [lo, hi], for
+// 0 ≤ lo ≤ hi.
 func clamp(s Schedule, lo, hi time.Duration) Schedule {
 	return func(yield func(time.Duration) bool) {
-		r := clampRelays.Get().(*clampRelay)
-		r.up, r.lo, r.hi = yield, lo, hi
+		r := &clampRelay{relay: relay{up: yield}, lo: lo, hi: hi}
+		defer r.end()
 		s(r.step)
-		r.up = nil
-		clampRelays.Put(r)
 	}
 }
 
 // jitterRelay is EqualJitter and Jitter: it draws each delay from
 // [d−spread, d+spread], where spread is d/2 below d for equal jitter and
-// d·factor either side for proportional jitter.
+// d·factor either side for proportional jitter. A negative d counts as 0.
 type jitterRelay struct {
 	relay
 	factor float64 // 0: equal jitter
 	src    source
 }
 
-func (r *jitterRelay) pass(d time.Duration) bool {
-	lo, hi := d/2, d // equal jitter
-	if r.factor > 0 {
-		spread := min(fromFloat(float64(d)*r.factor), d)
-		lo, hi = d-spread, addSat(d, spread)
-	}
-	return r.relay.pass(lo + time.Duration(r.src.upTo(uint64(hi-lo))))
+func (r *jitterRelay) step(d time.Duration) bool {
+	r.open()
+	return r.pass(jitterDelay(max(d, 0), r.factor, r.src))
 }
 
-var jitterRelays = sync.Pool{New: func() any {
-	r := new(jitterRelay)
-	r.step = r.pass
-	return r
-}}
+// jitterDelay is equal jitter of d ≥ 0 for a factor of 0, and proportional
+// jitter otherwise.
+func jitterDelay(d time.Duration, factor float64, src source) time.Duration {
+	lo, hi := d/2, d // equal jitter
+	if factor > 0 {
+		spread := min(fromFloat(float64(d)*factor), d)
+		lo, hi = d-spread, addSat(d, spread)
+	}
+	return lo + time.Duration(src.upTo(uint64(hi-lo)))
+}
 
 // jitter returns the iterator of s with every delay jittered: equal jitter
 // for a factor of 0, proportional jitter otherwise.
 func jitter(s Schedule, factor float64, src source) Schedule {
 	return func(yield func(time.Duration) bool) {
-		r := jitterRelays.Get().(*jitterRelay)
-		r.up, r.factor, r.src = yield, factor, src
+		r := &jitterRelay{relay: relay{up: yield}, factor: factor, src: src}
+		defer r.end()
 		s(r.step)
-		r.up, r.src = nil, source{}
-		jitterRelays.Put(r)
 	}
 }
 
-// fullRelay is FullJitter: uniform in [0, d]. It is a type of its own, the
-// most used jitter, so that its step needs no branch on the kind of jitter.
+// fullRelay is FullJitter: uniform in [0, d], a negative d counting as 0.
 type fullRelay struct {
 	relay
 	src source
 }
 
-var fullRelays = sync.Pool{New: func() any {
-	r := new(fullRelay)
-	// A closure rather than the method value r.pass: the method's body is
-	// too large to inline into the method value's wrapper, and this saves a
-	// call on every delay of the most used jitter.
-	r.step = func(d time.Duration) bool {
-		return r.relay.pass(time.Duration(r.src.upTo(uint64(d))))
-	}
-	return r
-}}
+func (r *fullRelay) step(d time.Duration) bool {
+	r.open()
+	return r.pass(time.Duration(r.src.upTo(uint64(max(d, 0)))))
+}
 
 // full returns the iterator of s with full jitter.
 func full(s Schedule, src source) Schedule {
 	return func(yield func(time.Duration) bool) {
-		r := fullRelays.Get().(*fullRelay)
-		r.up, r.src = yield, src
+		r := &fullRelay{relay: relay{up: yield}, src: src}
+		defer r.end()
 		s(r.step)
-		r.up, r.src = nil, source{}
-		fullRelays.Put(r)
 	}
 }
 
@@ -186,61 +214,43 @@ type countRelay struct {
 	left int
 }
 
-func (r *countRelay) pass(d time.Duration) bool {
-	if r.left == 0 { // only a schedule that ignores false gets here
+func (r *countRelay) step(d time.Duration) bool {
+	r.open()
+	r.left--
+	if !r.pass(max(d, 0)) {
 		return false
 	}
-	r.left--
-	return r.relay.pass(d) && r.left > 0
+	if r.left == 0 {
+		return r.stop()
+	}
+	return true
 }
 
-var countRelays = sync.Pool{New: func() any {
-	r := new(countRelay)
-	r.step = r.pass
-	return r
-}}
-
 // sumRelay is Within: it passes delays on while their sum stays within
-// limit.
+// limit. A negative delay counts as 0, so it cannot widen the total.
 type sumRelay struct {
 	relay
 	sum, limit time.Duration
-	more       bool
 }
 
-func (r *sumRelay) pass(d time.Duration) bool {
-	if !r.more || d > r.limit-r.sum {
-		r.more = false
-		return false
+func (r *sumRelay) step(d time.Duration) bool {
+	r.open()
+	d = max(d, 0)
+	if d > r.limit-r.sum {
+		return r.stop()
 	}
 	r.sum += d
-	r.more = r.relay.pass(d)
-	return r.more
+	return r.pass(d)
 }
 
-var sumRelays = sync.Pool{New: func() any {
-	r := new(sumRelay)
-	r.step = r.pass
-	return r
-}}
-
-// moreRelay is the first part of Then: it passes delays on and remembers
-// whether the iteration above wants more.
+// moreRelay is the first part of Then: it passes delays on (a negative one
+// as 0) and so records, in its state, whether the iteration above wants
+// more.
 type moreRelay struct {
 	relay
-	more bool
 }
 
-func (r *moreRelay) pass(d time.Duration) bool {
-	if !r.more {
-		return false
-	}
-	r.more = r.relay.pass(d)
-	return r.more
+func (r *moreRelay) step(d time.Duration) bool {
+	r.open()
+	return r.pass(max(d, 0))
 }
-
-var moreRelays = sync.Pool{New: func() any {
-	r := new(moreRelay)
-	r.step = r.pass
-	return r
-}}
