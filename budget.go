@@ -113,3 +113,14 @@ func (b *Budget) withdraw() bool {
 		}
 	}
 }
+
+// refund gives back the token withdrawn for a retry that was not made (the
+// call ended during its wait), up to the limit.
+func (b *Budget) refund() {
+	for {
+		old := b.balance.Load()
+		if b.balance.CompareAndSwap(old, min(old+tokenScale, b.limit)) {
+			return
+		}
+	}
+}

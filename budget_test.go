@@ -3,11 +3,13 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,4 +151,49 @@ func TestBudgetHealthy(t *testing.T) {
 	wg.Wait()
 	assert.Positive(t, retried.Load())
 	t.Logf("%d requests, %d calls, %d retries, none refused", goroutines*perG, calls.Load(), retried.Load())
+}
+
+// cancelingClock is a Clock whose Sleep cancels the call's context: before
+// the wait ends, or, with after set, once it has ended.
+type cancelingClock struct {
+	cancel context.CancelFunc
+	after  bool
+}
+
+func (*cancelingClock) Now() time.Time { return epoch }
+func (c *cancelingClock) Sleep(ctx context.Context, _ time.Duration) error {
+	c.cancel()
+	if c.after {
+		return nil
+	}
+	return ctx.Err()
+}
+
+// TestBudgetRefund: a retry that does not happen, because the call ended
+// during its wait, costs no token.
+func TestBudgetRefund(t *testing.T) {
+	for _, after := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cancelled after the wait: %v", after), func(t *testing.T) {
+			b := NewBudget(0, 1)
+			ctx, cancel := context.WithCancel(t.Context())
+			calls := 0
+			err := Do(ctx, Constant(s1).Take(3), func(context.Context) error { calls++; return errBoom },
+				WithBudget(b), WithClock(&cancelingClock{cancel: cancel, after: after}))
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, 1, calls)
+
+			// The next call's only retry is still allowed.
+			calls = 0
+			err = Do(t.Context(), Constant(s1).Take(3), func(context.Context) error { calls++; return errBoom },
+				WithBudget(b), WithClock(NewFakeClock(epoch)))
+			assert.ErrorIs(t, err, ErrBudgetExhausted)
+			assert.Equal(t, 2, calls, "the reserve's one token pays for one retry")
+		})
+	}
+	t.Run("a refund never lifts the balance above the reserve", func(t *testing.T) {
+		b := NewBudget(0, 1)
+		b.refund()
+		assert.True(t, b.withdraw())
+		assert.False(t, b.withdraw())
+	})
 }

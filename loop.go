@@ -181,6 +181,10 @@ func (r *runner) wait(d time.Duration) (error, bool) {
 	if err == nil && r.ctx.Err() == nil {
 		return nil, false
 	}
+	// The retry will not happen: a retry that does not happen costs nothing.
+	if r.budget != nil {
+		r.budget.refund()
+	}
 	if err == nil || r.ctx.Err() != nil {
 		err = context.Cause(r.ctx)
 	}
