@@ -54,9 +54,12 @@ type Attempt struct {
 // them is reused by another call. fn itself is kept while s runs, so a
 // closure passed as fn is allocated by its caller.
 //
-// Retry panics if s or fn is nil.
+// Retry panics if s or fn is nil, before anything else, even if ctx is done.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	mustSchedule("Retry", s)
+	if fn == nil {
+		panic("retry: Retry: nil function")
+	}
 	if len(opts) > 0 {
 		return retryOptions(ctx, s, fn, opts)
 	}
@@ -97,9 +100,12 @@ func retryRest[T any](ctx context.Context, s Schedule, fn func(context.Context) 
 
 // Do is Retry for functions that return only an error.
 //
-// Do panics if s or fn is nil.
+// Do panics if s or fn is nil, before anything else, even if ctx is done.
 func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ...Option) error {
 	mustSchedule("Do", s)
+	if fn == nil {
+		panic("retry: Do: nil function")
+	}
 	if len(opts) > 0 {
 		return doOptions(ctx, s, fn, opts)
 	}
