@@ -114,9 +114,15 @@ func (s Schedule) Then(next Schedule) Schedule {
 
 // Within returns the delays of s for as long as their running sum stays
 // within total, and stops before the first delay that would make it exceed
-// total. It bounds the time spent waiting, not the time spent in attempts;
-// use a context deadline to bound the whole call. Within(0) keeps only
-// leading zero delays.
+// total. Within(0) keeps only leading zero delays.
+//
+// Within bounds the sum of the schedule's own delays, which is what Retry
+// waits unless a server pushes back: a RetryAfter or RetryAt longer than the
+// schedule's delay lengthens that wait (up to MaxPushback each) without
+// counting against total, so Constant(time.Second).Within(3*time.Second)
+// with a one-minute pushback on every attempt waits three minutes. Neither
+// bounds the time spent in attempts. To bound the whole call, give it a
+// context deadline: Retry never starts a wait that would end after it.
 //
 // Within panics if total is negative or s is nil.
 func (s Schedule) Within(total time.Duration) Schedule {

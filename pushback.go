@@ -14,8 +14,12 @@ const defaultMaxPushback = time.Minute
 // before the next attempt, where limit is MaxPushback (1 minute by default).
 // The limit bounds what a server can impose, never the schedule's own delay,
 // and the pushback still uses up one delay of the schedule, so Take still
-// bounds the number of attempts. A wait that would end after the context's
-// deadline is not started. Attempt.Delay reports the wait actually used.
+// bounds the number of attempts. A pushback lengthens the wait without
+// counting against Within, which sums the schedule's own delays: with
+// pushbacks, each wait can last up to MaxPushback, and the bound on the
+// total time of a call is its context's deadline, since a wait that would
+// end after the deadline is not started. Attempt.Delay reports the wait
+// actually used.
 //
 // A negative d means the server asked not to be retried: Retry stops at once,
 // as if err were Permanent. RetryAfter(nil, d) is nil. errors.Is and
@@ -71,7 +75,9 @@ func (e *pushbackError) wait(now func() time.Time) time.Duration {
 
 // MaxPushback returns an Option that bounds the wait a server can impose
 // through RetryAfter or RetryAt; the default is 1 minute. A longer pushback is
-// cut to limit (the schedule's own delay still applies if it is longer). A
+// cut to limit (the schedule's own delay still applies if it is longer). It
+// bounds each wait, not their total: n retries may each wait limit, whatever
+// a Within in the schedule says; a context deadline bounds the total. A
 // limit of 0 ignores pushback waits entirely, though a negative pushback
 // still stops the retries. A later MaxPushback replaces an earlier one.
 //

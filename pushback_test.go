@@ -126,3 +126,34 @@ func TestPushbackRules(t *testing.T) {
 type pathError struct{ path string }
 
 func (e *pathError) Error() string { return "bad path " + e.path }
+
+// TestWithinAndPushback: Within bounds the schedule's own delays; a server's
+// pushback lengthens each wait up to MaxPushback without counting against
+// it, and a context deadline bounds the whole call.
+func TestWithinAndPushback(t *testing.T) {
+	pushedBack := func(calls *int) func(context.Context) error {
+		return func(context.Context) error { *calls++; return RetryAfter(errBoom, time.Hour) }
+	}
+	t.Run("three delays of 1s within 3s, each lengthened to a minute", func(t *testing.T) {
+		clock, calls := NewFakeClock(epoch), 0
+		err := Do(t.Context(), Constant(s1).Within(3*s1), pushedBack(&calls), WithClock(clock))
+		assert.ErrorIs(t, err, ErrExhausted)
+		assert.Equal(t, 4, calls)
+		assert.Equal(t, []time.Duration{time.Minute, time.Minute, time.Minute}, clock.Sleeps())
+	})
+	t.Run("MaxPushback bounds each wait", func(t *testing.T) {
+		clock, calls := NewFakeClock(epoch), 0
+		err := Do(t.Context(), Constant(s1).Within(3*s1), pushedBack(&calls), WithClock(clock), MaxPushback(10*s1))
+		assert.ErrorIs(t, err, ErrExhausted)
+		assert.Equal(t, []time.Duration{10 * s1, 10 * s1, 10 * s1}, clock.Sleeps())
+	})
+	t.Run("a deadline bounds the total", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 150*s1)
+		defer cancel()
+		clock, calls := NewFakeClock(epoch), 0
+		err := Do(ctx, Constant(s1).Within(3*s1), pushedBack(&calls), WithClock(clock))
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 3, calls)
+		assert.Equal(t, []time.Duration{time.Minute, time.Minute}, clock.Sleeps(), "a third minute would end after the deadline")
+	})
+}
