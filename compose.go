@@ -17,14 +17,10 @@ func (s Schedule) Take(n int) Schedule {
 	if n < 0 {
 		panic("retry: Take: negative count " + strconv.Itoa(n))
 	}
-	return func(yield func(time.Duration) bool) {
-		if n == 0 {
-			return
-		}
-		r := &countRelay{relay: relay{up: yield}, left: n}
-		defer r.end()
-		s(r.step)
+	if n == 0 {
+		return func(func(time.Duration) bool) {}
 	}
+	return take(s, n)
 }
 
 // Cap returns s with every delay above limit replaced by limit: min(d, limit).
@@ -102,14 +98,7 @@ func (s Schedule) Jitter(factor float64, src rand.Source) Schedule {
 func (s Schedule) Then(next Schedule) Schedule {
 	mustSchedule("Then", s)
 	mustSchedule("Then", next)
-	return func(yield func(time.Duration) bool) {
-		if !thenFirst(s, yield) {
-			return
-		}
-		r := &clampRelay{relay: relay{up: yield}, hi: maxDuration}
-		defer r.end()
-		next(r.step)
-	}
+	return then(s, next)
 }
 
 // Within returns the delays of s for as long as their running sum stays
@@ -128,18 +117,5 @@ func (s Schedule) Then(next Schedule) Schedule {
 func (s Schedule) Within(total time.Duration) Schedule {
 	mustSchedule("Within", s)
 	mustNonNegative("Within", "total", total)
-	return func(yield func(time.Duration) bool) {
-		r := &sumRelay{relay: relay{up: yield}, limit: total}
-		defer r.end()
-		s(r.step)
-	}
-}
-
-// thenFirst ranges s, the first part of a Then, and reports whether the
-// iteration above wants more.
-func thenFirst(s Schedule, yield func(time.Duration) bool) bool {
-	r := &moreRelay{relay{up: yield}}
-	defer r.end()
-	s(r.step)
-	return r.state.Load() == yieldOpen
+	return within(s, total)
 }

@@ -131,44 +131,28 @@ func (r *relay) end() {
 	r.state.Store(yieldEnded)
 }
 
-// clampRelay is Cap and AtLeast, and Then's second part: min(max(d, lo), hi)
-// with lo ≥ 0, so a negative delay counts as 0.
-type clampRelay struct {
-	relay
-	lo, hi time.Duration
-}
-
-func (r *clampRelay) step(d time.Duration) bool {
-	r.open()
-	return r.pass(min(max(d, r.lo), r.hi))
-}
+// Each combinator's iterator below makes its relay and hands the schedule
+// below a closure that does the relay's work in its body: a method value
+// would add a call per delay, the method being too large to inline into its
+// wrapper.
 
 // clamp returns the iterator of s with every delay clamped to [lo, hi], for
-// 0 ≤ lo ≤ hi.
+// 0 ≤ lo ≤ hi, so a negative delay counts as 0: Cap, AtLeast, and Then's
+// second part.
 func clamp(s Schedule, lo, hi time.Duration) Schedule {
 	return func(yield func(time.Duration) bool) {
-		r := &clampRelay{relay: relay{up: yield}, lo: lo, hi: hi}
+		r := &relay{up: yield}
 		defer r.end()
-		s(r.step)
+		s(func(d time.Duration) bool {
+			r.open()
+			return r.pass(min(max(d, lo), hi))
+		})
 	}
 }
 
-// jitterRelay is EqualJitter and Jitter: it draws each delay from
-// [d−spread, d+spread], where spread is d/2 below d for equal jitter and
-// d·factor either side for proportional jitter. A negative d counts as 0.
-type jitterRelay struct {
-	relay
-	factor float64 // 0: equal jitter
-	src    source
-}
-
-func (r *jitterRelay) step(d time.Duration) bool {
-	r.open()
-	return r.pass(jitterDelay(max(d, 0), r.factor, r.src))
-}
-
-// jitterDelay is equal jitter of d ≥ 0 for a factor of 0, and proportional
-// jitter otherwise.
+// jitterDelay is equal jitter of d ≥ 0 for a factor of 0 (uniform in
+// [d/2, d]), and proportional jitter otherwise (uniform in
+// [d−d·factor, d+d·factor], saturating).
 func jitterDelay(d time.Duration, factor float64, src source) time.Duration {
 	lo, hi := d/2, d // equal jitter
 	if factor > 0 {
@@ -179,78 +163,101 @@ func jitterDelay(d time.Duration, factor float64, src source) time.Duration {
 }
 
 // jitter returns the iterator of s with every delay jittered: equal jitter
-// for a factor of 0, proportional jitter otherwise.
+// for a factor of 0, proportional jitter otherwise. A negative delay counts
+// as 0.
 func jitter(s Schedule, factor float64, src source) Schedule {
 	return func(yield func(time.Duration) bool) {
-		r := &jitterRelay{relay: relay{up: yield}, factor: factor, src: src}
+		r := &relay{up: yield}
 		defer r.end()
-		s(r.step)
+		s(func(d time.Duration) bool {
+			r.open()
+			return r.pass(jitterDelay(max(d, 0), factor, src))
+		})
 	}
 }
 
-// fullRelay is FullJitter: uniform in [0, d], a negative d counting as 0.
-type fullRelay struct {
-	relay
-	src source
-}
-
-func (r *fullRelay) step(d time.Duration) bool {
-	r.open()
-	return r.pass(time.Duration(r.src.upTo(uint64(max(d, 0)))))
-}
-
-// full returns the iterator of s with full jitter.
+// full returns the iterator of s with full jitter: uniform in [0, d], a
+// negative d counting as 0.
 func full(s Schedule, src source) Schedule {
 	return func(yield func(time.Duration) bool) {
-		r := &fullRelay{relay: relay{up: yield}, src: src}
+		r := &relay{up: yield}
 		defer r.end()
-		s(r.step)
+		s(func(d time.Duration) bool {
+			r.open()
+			return r.pass(time.Duration(src.upTo(uint64(max(d, 0)))))
+		})
 	}
 }
 
-// countRelay is Take: it passes n delays on, then stops.
+// take returns the iterator of s's first n delays, for n > 0, a negative
+// delay counting as 0.
+func take(s Schedule, n int) Schedule {
+	return func(yield func(time.Duration) bool) {
+		r := &countRelay{relay: relay{up: yield}, left: n}
+		defer r.end()
+		s(func(d time.Duration) bool {
+			r.open()
+			r.left--
+			if !r.pass(max(d, 0)) {
+				return false
+			}
+			if r.left == 0 {
+				return r.stop()
+			}
+			return true
+		})
+	}
+}
+
+// countRelay is Take's relay: the delays it may still pass on.
 type countRelay struct {
 	relay
 	left int
 }
 
-func (r *countRelay) step(d time.Duration) bool {
-	r.open()
-	r.left--
-	if !r.pass(max(d, 0)) {
-		return false
+// within returns the iterator of s's delays for as long as their sum stays
+// within limit. A negative delay counts as 0, so it cannot widen the total.
+func within(s Schedule, limit time.Duration) Schedule {
+	return func(yield func(time.Duration) bool) {
+		r := &sumRelay{relay: relay{up: yield}}
+		defer r.end()
+		s(func(d time.Duration) bool {
+			r.open()
+			d = max(d, 0)
+			if d > limit-r.sum {
+				return r.stop()
+			}
+			r.sum += d
+			return r.pass(d)
+		})
 	}
-	if r.left == 0 {
-		return r.stop()
-	}
-	return true
 }
 
-// sumRelay is Within: it passes delays on while their sum stays within
-// limit. A negative delay counts as 0, so it cannot widen the total.
+// sumRelay is Within's relay: the sum of the delays passed on.
 type sumRelay struct {
 	relay
-	sum, limit time.Duration
+	sum time.Duration
 }
 
-func (r *sumRelay) step(d time.Duration) bool {
-	r.open()
-	d = max(d, 0)
-	if d > r.limit-r.sum {
-		return r.stop()
+// then returns the iterator of s's delays followed by next's, a negative
+// delay counting as 0. next is ranged only if the iteration above still
+// wants more once s has ended.
+func then(s, next Schedule) Schedule {
+	return func(yield func(time.Duration) bool) {
+		if thenFirst(s, yield) {
+			clamp(next, 0, maxDuration)(yield)
+		}
 	}
-	r.sum += d
-	return r.pass(d)
 }
 
-// moreRelay is the first part of Then: it passes delays on (a negative one
-// as 0) and so records, in its state, whether the iteration above wants
-// more.
-type moreRelay struct {
-	relay
-}
-
-func (r *moreRelay) step(d time.Duration) bool {
-	r.open()
-	return r.pass(max(d, 0))
+// thenFirst ranges s, the first part of a Then, and reports whether the
+// iteration above wants more.
+func thenFirst(s Schedule, yield func(time.Duration) bool) bool {
+	r := &relay{up: yield}
+	defer r.end()
+	s(func(d time.Duration) bool {
+		r.open()
+		return r.pass(max(d, 0))
+	})
+	return r.state.Load() == yieldOpen
 }
