@@ -13,6 +13,12 @@ const tokenScale = 1_000_000_000
 // maxReserve bounds the reserve so that balance arithmetic cannot overflow.
 const maxReserve = math.MaxInt64 / 2 / tokenScale
 
+// minRatio is the smallest positive ratio NewBudget accepts: its deposit is
+// 1000 balance units, so rounding a ratio to whole units changes it by at
+// most 0.05%. Below it the rounding would grow without bound (4e-10 would
+// round to nothing, 1.5e-9 to 133% of itself).
+const minRatio = 1e-6
+
 // A Budget caps the retries sent to one dependency, so that retries cannot
 // multiply the load on a service that is already failing (a retry storm).
 // Share one Budget among all the calls to that dependency with WithBudget.
@@ -54,11 +60,20 @@ type Budget struct {
 // NewBudget returns a Budget that allows ratio retries per call over time, on
 // top of a reserve of reserve tokens for bursts; its balance starts full.
 //
-// NewBudget panics if ratio is negative or NaN, or reserve is negative. A
-// ratio of +Inf refills the reserve on every call, so it only bounds bursts.
+// The ratio is kept to within 0.05% (in billionths of a token), so the
+// smallest ratio other than 0 is 1e-6, one retry per million calls; a ratio
+// of 0 never refills the reserve. A ratio of +Inf refills the reserve on every
+// call, so it only bounds bursts.
+//
+// NewBudget panics if ratio is negative, NaN, or above 0 but below 1e-6, or if
+// reserve is negative.
 func NewBudget(ratio float64, reserve int) *Budget {
 	if !(ratio >= 0) {
 		panic("retry: NewBudget: ratio " + strconv.FormatFloat(ratio, 'g', -1, 64) + " is negative or NaN")
+	}
+	if ratio > 0 && ratio < minRatio {
+		panic("retry: NewBudget: ratio " + strconv.FormatFloat(ratio, 'g', -1, 64) +
+			" is below " + strconv.FormatFloat(minRatio, 'g', -1, 64) + ", the smallest supported other than 0")
 	}
 	if reserve < 0 {
 		panic("retry: NewBudget: negative reserve " + strconv.Itoa(reserve))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,4 +197,34 @@ func TestBudgetRefund(t *testing.T) {
 		assert.True(t, b.withdraw())
 		assert.False(t, b.withdraw())
 	})
+}
+
+// TestBudgetTinyRatio checks both sides of the smallest ratio: 1e-6 refills
+// one token in exactly a million calls, and anything smaller but above 0,
+// which billionths of a token cannot represent faithfully, panics.
+func TestBudgetTinyRatio(t *testing.T) {
+	t.Run("smallest ratio refills exactly", func(t *testing.T) {
+		b := NewBudget(1e-6, 1)
+		require.True(t, b.withdraw())
+		for range 999_999 {
+			b.credit()
+		}
+		assert.False(t, b.withdraw(), "999 999 deposits of 1e-6 are not a token")
+		b.credit()
+		assert.True(t, b.withdraw(), "a million deposits of 1e-6 are one token")
+	})
+	t.Run("zero still never refills", func(t *testing.T) {
+		b := NewBudget(0, 1)
+		require.True(t, b.withdraw())
+		for range 1000 {
+			b.credit()
+		}
+		assert.False(t, b.withdraw())
+	})
+	for _, ratio := range []float64{math.Nextafter(1e-6, 0), 1.5e-9, 4e-10, math.SmallestNonzeroFloat64} {
+		t.Run("panics at "+strconv.FormatFloat(ratio, 'g', -1, 64), func(t *testing.T) {
+			assert.PanicsWithValue(t, "retry: NewBudget: ratio "+strconv.FormatFloat(ratio, 'g', -1, 64)+
+				" is below 1e-06, the smallest supported other than 0", func() { NewBudget(ratio, 1) })
+		})
+	}
 }
