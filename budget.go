@@ -48,6 +48,9 @@ const minRatio = 1e-6
 // request volume: a busy service keeps its retry allowance during partial
 // failures, and the extra load retries add can never exceed the ratio.
 //
+// Tokens reads the balance for metrics, and String (so %v) shows it with the
+// reserve and the ratio.
+//
 // A Budget is safe for concurrent use by any number of goroutines and Retry
 // calls; it is lock-free and allocates nothing per call. Reserves above about
 // 4.6 billion tokens are treated as that many.
@@ -55,6 +58,7 @@ type Budget struct {
 	balance atomic.Int64 // in 1/tokenScale tokens
 	deposit int64        // ratio, in the same units
 	limit   int64        // reserve, in the same units
+	ratio   float64      // as given to NewBudget, for String
 }
 
 // NewBudget returns a Budget that allows ratio retries per call over time, on
@@ -79,7 +83,7 @@ func NewBudget(ratio float64, reserve int) *Budget {
 		panic("retry: NewBudget: negative reserve " + strconv.Itoa(reserve))
 	}
 	limit := min(int64(reserve), maxReserve) * tokenScale
-	b := &Budget{limit: limit}
+	b := &Budget{limit: limit, ratio: ratio}
 	if dep := ratio * tokenScale; dep >= float64(limit) {
 		b.deposit = limit
 	} else {
@@ -99,6 +103,28 @@ func WithBudget(b *Budget) Option {
 		panic("retry: WithBudget: nil Budget")
 	}
 	return Option{kind: budgetOption, ref: b}
+}
+
+// Tokens returns b's balance in tokens: a number between 0 and the reserve,
+// whose whole part is the number of retries b would allow now if no call
+// deposited in between. It is exact to a billionth of a token. It reads one
+// atomic value and allocates nothing, so a metrics gauge may call it as often
+// as it likes; with calls in flight the balance may change as soon as it is
+// read.
+func (b *Budget) Tokens() float64 {
+	return float64(b.balance.Load()) / tokenScale
+}
+
+// String returns b's state for logs and debugging, in a form that stays
+// stable: "retry.Budget{tokens: 7.5/10, ratio: 0.1}" for a balance of 7.5
+// tokens out of a reserve of 10, and a ratio as given to NewBudget. A nil b
+// gives "<nil>".
+func (b *Budget) String() string {
+	if b == nil {
+		return "<nil>"
+	}
+	return "retry.Budget{tokens: " + strconv.FormatFloat(b.Tokens(), 'g', -1, 64) + "/" +
+		strconv.FormatInt(b.limit/tokenScale, 10) + ", ratio: " + strconv.FormatFloat(b.ratio, 'g', -1, 64) + "}"
 }
 
 // credit deposits one call's share into the balance, up to the limit. In the

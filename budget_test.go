@@ -228,3 +228,74 @@ func TestBudgetTinyRatio(t *testing.T) {
 		})
 	}
 }
+
+func TestBudgetState(t *testing.T) {
+	t.Run("tokens and string follow the balance", func(t *testing.T) {
+		b := NewBudget(0.1, 10)
+		assert.Equal(t, 10.0, b.Tokens())
+		assert.Equal(t, "retry.Budget{tokens: 10/10, ratio: 0.1}", b.String())
+		for range 3 {
+			require.True(t, b.withdraw())
+		}
+		for range 5 {
+			b.credit()
+		}
+		assert.Equal(t, 7.5, b.Tokens())
+		assert.Equal(t, "retry.Budget{tokens: 7.5/10, ratio: 0.1}", fmt.Sprint(b))
+		for range 7 {
+			require.True(t, b.withdraw())
+		}
+		b.credit()
+		b.credit()
+		b.credit()
+		assert.Equal(t, 0.8, b.Tokens(), "exact to a billionth, so 0.5+0.3 prints as 0.8")
+		assert.Equal(t, "retry.Budget{tokens: 0.8/10, ratio: 0.1}", fmt.Sprintf("%v", b))
+	})
+	tests := []struct {
+		name   string
+		b      *Budget
+		tokens float64
+		want   string
+	}{
+		{"empty", NewBudget(0, 0), 0, "retry.Budget{tokens: 0/0, ratio: 0}"},
+		{"smallest ratio", NewBudget(1e-6, 3), 3, "retry.Budget{tokens: 3/3, ratio: 1e-06}"},
+		{"infinite ratio", NewBudget(math.Inf(1), 2), 2, "retry.Budget{tokens: 2/2, ratio: +Inf}"},
+		{"huge reserve", NewBudget(1, math.MaxInt), maxReserve, "retry.Budget{tokens: 4.611686018e+09/4611686018, ratio: 1}"},
+		{"nil", nil, 0, "<nil>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.b.String())
+			assert.Equal(t, tt.want, fmt.Sprint(tt.b))
+			if tt.b != nil {
+				assert.Equal(t, tt.tokens, tt.b.Tokens())
+			}
+		})
+	}
+	t.Run("tokens allocates nothing", func(t *testing.T) {
+		b := NewBudget(0.1, 10)
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = b.Tokens() }))
+	})
+	t.Run("read while calls spend and refill it", func(t *testing.T) {
+		b := NewBudget(0.5, 5)
+		clock := &countingClock{}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 200 {
+					_ = Do(context.Background(), Constant(0).Take(2), func(context.Context) error { return errBoom },
+						WithBudget(b), WithClock(clock))
+				}
+			})
+		}
+		wg.Go(func() {
+			for range 1000 {
+				if n := b.Tokens(); n < 0 || n > 5 {
+					t.Errorf("Tokens() = %v, outside [0, 5]", n)
+				}
+				_ = b.String()
+			}
+		})
+		wg.Wait()
+	})
+}
