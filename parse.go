@@ -2,11 +2,11 @@ package retry
 
 import (
 	"errors"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Parse returns the Schedule that spec describes, for flags, environment
@@ -43,8 +43,12 @@ import (
 // name (decorrelated is DecorrelatedJitter, smooth is SmoothJitter) and is
 // matched without regard to case, so "Exponential(1s).Cap(1m)" is valid too.
 // A name that takes no arguments may omit its parentheses. A duration is
-// anything time.ParseDuration accepts ("1.5s", "1m30s", "0"); a number is
-// anything strconv.ParseFloat accepts; a count is a decimal integer. All the
+// anything time.ParseDuration accepts ("1.5s", "1m30s", "0"). A number is
+// anything strconv.ParseFloat accepts, "inf" and "nan" included, and one too
+// large for a float64 is infinite, as ParseFloat rounds it: "1e400" is the same
+// as "inf", so exponentialfactor(1s, 1e400) is exponentialfactor(1s, inf), and
+// jitter(1e400) is an error only because the factor is outside [0, 1]. A
+// count is a decimal integer without a sign ("0", "5", "007"). All the
 // randomness (fulljitter, equaljitter, jitter, decorrelated, smooth) comes
 // from math/rand/v2's goroutine-safe generator, so the Schedule may be ranged
 // by any number of goroutines at once, like any other. Parse itself is safe
@@ -61,7 +65,11 @@ import (
 //
 //	retry: parse "exponential(100ms).cpa(2s)": column 20: unknown combinator "cpa"
 //
-// Its text is meant for people; on error, the Schedule is nil.
+// It quotes a spec of up to 64 bytes whole; of a longer one, only the 64 bytes
+// around the column, with "…" outside the quotes for each end cut off. A token
+// it quotes is cut after 32 bytes in the same way. So an error stays short
+// whatever the input, and its column is still counted from the start of the
+// whole spec. Its text is meant for people; on error, the Schedule is nil.
 func Parse(spec string) (Schedule, error) {
 	return parse(spec, nil)
 }
@@ -107,7 +115,66 @@ type parseError struct {
 }
 
 func (e *parseError) Error() string {
-	return "retry: parse " + strconv.Quote(e.spec) + ": column " + strconv.Itoa(e.pos+1) + ": " + e.msg
+	return "retry: parse " + excerpt(e.spec, e.pos) + ": column " + strconv.Itoa(e.pos+1) + ": " + e.msg
+}
+
+// Error messages quote at most specWindow bytes of a spec, around the
+// column, and at most tokenQuote bytes of any one token in it, so that an
+// error about hostile input (a megabyte of 0xff) stays a few hundred bytes.
+const (
+	specWindow = 64
+	tokenQuote = 32
+)
+
+// excerpt quotes spec whole if it is short, or else the specWindow bytes
+// around pos (fewer before it near the start, fewer after it near the end),
+// with "…" outside the quotes for each end that was cut off.
+func excerpt(spec string, pos int) string {
+	if len(spec) <= specWindow {
+		return strconv.Quote(spec)
+	}
+	start := max(0, min(pos-specWindow/2, len(spec)-specWindow))
+	end := start + specWindow
+	start = runeStart(spec, start)
+	end = runeStart(spec, end)
+	q := strconv.Quote(spec[start:end])
+	if start > 0 {
+		q = "…" + q
+	}
+	if end < len(spec) {
+		q += "…"
+	}
+	return q
+}
+
+// quote quotes text, a token of the spec, for an error message; text longer
+// than tokenQuote bytes is cut, with "…" after the quotes.
+func quote(text string) string {
+	if len(text) <= tokenQuote {
+		return strconv.Quote(text)
+	}
+	return strconv.Quote(text[:runeStart(text, tokenQuote)]) + "…"
+}
+
+// clip is quote for text written into a message as it is (a number or a
+// duration that parsed).
+func clip(text string) string {
+	if len(text) <= tokenQuote {
+		return text
+	}
+	return text[:runeStart(text, tokenQuote)] + "…"
+}
+
+// runeStart moves i, an index into s, back to the start of the UTF-8
+// sequence it falls in, so that a cut does not split a character. It moves
+// at most 3 bytes, so it stays short on invalid UTF-8 too.
+func runeStart(s string, i int) int {
+	for j := i; j >= 0 && j > i-utf8.UTFMax; j-- {
+		if j == 0 || j == len(s) || utf8.RuneStart(s[j]) {
+			return j
+		}
+	}
+	return i
 }
 
 // parser reads a spec from left to right; pos is the next byte to read.
@@ -159,7 +226,7 @@ func (p *parser) found() string {
 			end++
 		}
 	}
-	return strconv.Quote(p.spec[p.pos:end])
+	return quote(p.spec[p.pos:end])
 }
 
 // name reads the name of a source or combinator (what describes it for an
@@ -215,9 +282,9 @@ func (p *parser) source(name string, pos int) (Schedule, error) {
 	case "constant", "linear", "exponential", "exponentialfactor", "fibonacci", "delays",
 		"decorrelated", "decorrelatedjitter", "smooth", "smoothjitter":
 	case "take", "cap", "atleast", "fulljitter", "equaljitter", "jitter", "then", "within":
-		return nil, p.fail(pos, strconv.Quote(name)+" is a combinator, not a source")
+		return nil, p.fail(pos, quote(name)+" is a combinator, not a source")
 	default:
-		return nil, p.fail(pos, "unknown source "+strconv.Quote(name))
+		return nil, p.fail(pos, "unknown source "+quote(name))
 	}
 	args, err := p.args()
 	if err != nil {
@@ -261,7 +328,7 @@ func (p *parser) source(name string, pos int) (Schedule, error) {
 			return nil, err
 		}
 		if !(f >= 1) {
-			return nil, p.fail(args[1].pos, "factor "+args[1].text+" is not at least 1")
+			return nil, p.fail(args[1].pos, "factor "+clip(args[1].text)+" is not at least 1")
 		}
 		return ExponentialFactor(d, f), nil
 	}
@@ -271,10 +338,10 @@ func (p *parser) source(name string, pos int) (Schedule, error) {
 		return nil, err
 	}
 	if d == 0 {
-		return nil, p.fail(args[0].pos, "base "+args[0].text+" is not positive")
+		return nil, p.fail(args[0].pos, "base "+clip(args[0].text)+" is not positive")
 	}
 	if limit < d {
-		return nil, p.fail(args[1].pos, "limit "+args[1].text+" is less than base "+args[0].text)
+		return nil, p.fail(args[1].pos, "limit "+clip(args[1].text)+" is less than base "+clip(args[0].text))
 	}
 	return DecorrelatedJitter(d, limit, p.src), nil
 }
@@ -289,9 +356,9 @@ func (p *parser) combinator(s Schedule, name string, pos, depth int) (Schedule, 
 		return p.then(s, pos, depth)
 	case "constant", "linear", "exponential", "exponentialfactor", "fibonacci", "delays",
 		"decorrelated", "decorrelatedjitter", "smooth", "smoothjitter":
-		return nil, p.fail(pos, strconv.Quote(name)+" is a source, not a combinator")
+		return nil, p.fail(pos, quote(name)+" is a source, not a combinator")
 	default:
-		return nil, p.fail(pos, "unknown combinator "+strconv.Quote(name))
+		return nil, p.fail(pos, "unknown combinator "+quote(name))
 	}
 	args, err := p.args()
 	if err != nil {
@@ -316,11 +383,13 @@ func (p *parser) combinator(s Schedule, name string, pos, depth int) (Schedule, 
 		n, err := strconv.Atoi(a.text)
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			return nil, p.fail(a.pos, "count "+strconv.Quote(a.text)+" out of range")
+			return nil, p.fail(a.pos, "count "+quote(a.text)+" out of range")
 		case err != nil:
-			return nil, p.fail(a.pos, "invalid count "+strconv.Quote(a.text))
+			return nil, p.fail(a.pos, "invalid count "+quote(a.text))
 		case n < 0:
-			return nil, p.fail(a.pos, "negative count "+a.text)
+			return nil, p.fail(a.pos, "negative count "+clip(a.text))
+		case a.text[0] == '+' || a.text[0] == '-': // Atoi takes a sign; a count has none
+			return nil, p.fail(a.pos, "invalid count "+quote(a.text))
 		}
 		return s.Take(n), nil
 	case "jitter":
@@ -329,7 +398,7 @@ func (p *parser) combinator(s Schedule, name string, pos, depth int) (Schedule, 
 			return nil, err
 		}
 		if !(f >= 0 && f <= 1) {
-			return nil, p.fail(a.pos, "factor "+a.text+" is outside [0, 1]")
+			return nil, p.fail(a.pos, "factor "+clip(a.text)+" is outside [0, 1]")
 		}
 		return s.Jitter(f, p.src), nil
 	}
@@ -435,25 +504,24 @@ func (p *parser) arity(name string, pos, got, want int) error {
 func (p *parser) duration(a arg) (time.Duration, error) {
 	d, err := time.ParseDuration(a.text)
 	if err != nil {
-		if f, nerr := strconv.ParseFloat(a.text, 64); nerr == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-			return 0, p.fail(a.pos, "missing unit in duration "+strconv.Quote(a.text))
+		if _, serr := time.ParseDuration(a.text + "s"); serr == nil {
+			return 0, p.fail(a.pos, "missing unit in duration "+quote(a.text))
 		}
-		return 0, p.fail(a.pos, "invalid duration "+strconv.Quote(a.text))
+		return 0, p.fail(a.pos, "invalid duration "+quote(a.text))
 	}
 	if d < 0 {
-		return 0, p.fail(a.pos, "negative duration "+a.text)
+		return 0, p.fail(a.pos, "negative duration "+clip(a.text))
 	}
 	return d, nil
 }
 
-// number parses a as a float64; the caller checks its range.
+// number parses a as a float64; the caller checks its range. A number too
+// large for a float64 is ±Inf, as ParseFloat rounds it, just as "inf" is:
+// ParseFloat's range error is no error here.
 func (p *parser) number(a arg) (float64, error) {
 	f, err := strconv.ParseFloat(a.text, 64)
-	switch {
-	case errors.Is(err, strconv.ErrRange):
-		return 0, p.fail(a.pos, "number "+strconv.Quote(a.text)+" out of range")
-	case err != nil:
-		return 0, p.fail(a.pos, "invalid number "+strconv.Quote(a.text))
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, p.fail(a.pos, "invalid number "+quote(a.text))
 	}
 	return f, nil
 }

@@ -27,6 +27,8 @@ var parseExact = []struct {
 	{"exponentialfactor", "exponentialfactor(100ms, 1.5).take(4)",
 		[]time.Duration{100 * time.Millisecond, 150 * time.Millisecond, 225 * time.Millisecond, 337500 * time.Microsecond}},
 	{"exponentialfactor inf", "exponentialfactor(1s, +Inf).take(3)", []time.Duration{time.Second, maxDuration, maxDuration}},
+	{"exponentialfactor overflow is inf", "exponentialfactor(1s, 1e400).take(3)", []time.Duration{time.Second, maxDuration, maxDuration}},
+	{"jitter underflow is zero", "constant(1s).jitter(1e-400).take(2)", []time.Duration{time.Second, time.Second}},
 	{"fibonacci", "fibonacci(1ms).take(6)", []time.Duration{1 * time.Millisecond, 1 * time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 5 * time.Millisecond, 8 * time.Millisecond}},
 	{"delays", "delays(1ms, 2ms, 1m30s)", []time.Duration{1 * time.Millisecond, 2 * time.Millisecond, 90 * time.Second}},
 	{"delays micro sign", "delays(5µs, 5us)", []time.Duration{5 * time.Microsecond, 5 * time.Microsecond}},
@@ -37,7 +39,7 @@ var parseExact = []struct {
 	{"smooth zero", "smooth(0).take(2)", []time.Duration{0, 0}},
 	{"smoothjitter zero", "smoothjitter(0s).take(2)", []time.Duration{0, 0}},
 	{"take zero", "exponential(100ms).take(0)", nil},
-	{"take plus sign", "constant(1ms).take(+2)", []time.Duration{1 * time.Millisecond, 1 * time.Millisecond}},
+	{"take leading zeros", "constant(1ms).take(002)", []time.Duration{1 * time.Millisecond, 1 * time.Millisecond}},
 	{"cap", "exponential(1s).cap(3s).take(4)", []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second}},
 	{"atleast", "exponential(1s).atleast(3s).take(3)", []time.Duration{3 * time.Second, 3 * time.Second, 4 * time.Second}},
 	{"within", "constant(1s).within(3500ms)", []time.Duration{time.Second, time.Second, time.Second}},
@@ -197,6 +199,9 @@ var parseErrors = []struct {
 	{"underscore first", "_x", 1, `expected a source, found "_x"`},
 	{"negative duration", "constant(-1s)", 10, "negative duration -1s"},
 	{"missing unit", "constant(1)", 10, `missing unit in duration "1"`},
+	{"missing unit, fraction", "constant(.5)", 10, `missing unit in duration ".5"`},
+	{"exponent is no duration", "constant(1e3)", 10, `invalid duration "1e3"`},
+	{"overflow is no duration", "constant(1e400)", 10, `invalid duration "1e400"`},
 	{"invalid duration", "constant(abc)", 10, `invalid duration "abc"`},
 	{"unknown unit", "constant(1s).within(1y)", 21, `invalid duration "1y"`},
 	{"overflowing duration", "constant(10000000000h)", 10, `invalid duration "10000000000h"`},
@@ -210,14 +215,17 @@ var parseErrors = []struct {
 	{"factor below 1", "exponentialfactor(1s, 0.5)", 23, "factor 0.5 is not at least 1"},
 	{"factor NaN", "exponentialfactor(1s, NaN)", 23, "factor NaN is not at least 1"},
 	{"factor -Inf", "exponentialfactor(1s, -Inf)", 23, "factor -Inf is not at least 1"},
-	{"factor out of range", "exponentialfactor(1s, 1e999)", 23, `number "1e999" out of range`},
+	{"factor overflow below 1", "exponentialfactor(1s, -1e999)", 23, "factor -1e999 is not at least 1"},
 	{"factor invalid", "exponentialfactor(1s, x)", 23, `invalid number "x"`},
 	{"jitter above 1", "constant(1s).jitter(1.5)", 21, "factor 1.5 is outside [0, 1]"},
 	{"jitter negative", "constant(1s).jitter(-0.1)", 21, "factor -0.1 is outside [0, 1]"},
 	{"jitter NaN", "constant(1s).jitter(nan)", 21, "factor nan is outside [0, 1]"},
 	{"jitter inf", "constant(1s).jitter(inf)", 21, "factor inf is outside [0, 1]"},
+	{"jitter overflow", "constant(1s).jitter(1e400)", 21, "factor 1e400 is outside [0, 1]"},
 	{"jitter without factor", "constant(1s).jitter", 14, "jitter takes 1 argument, got 0"},
 	{"negative take", "constant(1s).take(-1)", 19, "negative count -1"},
+	{"take plus sign", "constant(1ms).take(+2)", 20, `invalid count "+2"`},
+	{"take minus zero", "constant(1ms).take(-0)", 20, `invalid count "-0"`},
 	{"overflowing take", "constant(1s).take(99999999999999999999)", 19, `count "99999999999999999999" out of range`},
 	{"fractional take", "constant(1s).take(1.5)", 19, `invalid count "1.5"`},
 	{"take without count", "constant(1s).fulljitter.take", 25, "take takes 1 argument, got 0"},
@@ -275,6 +283,53 @@ func TestParseErrorFormat(t *testing.T) {
 	require.EqualError(t, err, `retry: parse "exponential(100ms).cpa(2s)": column 20: unknown combinator "cpa"`)
 }
 
+// TestParseErrorWindow checks that an error quotes at most 64 bytes of the
+// spec around the column and 32 bytes of a token, whatever the input, and
+// still counts the column from the start of the whole spec.
+func TestParseErrorWindow(t *testing.T) {
+	t.Parallel()
+	ff := strings.Repeat("\xff", 1<<20)
+	long := strings.Repeat("x", 1000)
+	// 30 three-byte runes: a cut at 32 bytes, or at 64 after 8 bytes of
+	// ASCII, falls inside one.
+	runes := strings.Repeat("€", 30)
+	tests := []struct {
+		name, spec, want string
+	}{
+		{"a megabyte of 0xff", ff,
+			`retry: parse "` + strings.Repeat(`\xff`, 64) + `"…: column 1: expected a source, found "` +
+				strings.Repeat(`\xff`, 32) + `"…`},
+		{"64 bytes are quoted whole", "constant(1s).take(3)" + strings.Repeat(" ", 41) + "cpa",
+			`retry: parse "constant(1s).take(3)` + strings.Repeat(" ", 41) + `cpa": column 62: expected "." or end of input, found "cpa"`},
+		{"65 bytes are not", "constant(1s).take(3)" + strings.Repeat(" ", 42) + "cpa",
+			`retry: parse …"onstant(1s).take(3)` + strings.Repeat(" ", 42) + `cpa": column 63: expected "." or end of input, found "cpa"`},
+		{"near the end of a long spec", "delays(" + strings.Repeat("1ms, ", 1000) + "1ms,, 2ms)",
+			`retry: parse …"ms, 1ms, 1ms, 1ms, 1ms, 1ms, 1ms, 1ms, 1ms, 1ms, 1ms, 1ms,, 2ms)": column 5012: missing argument`},
+		{"in the middle of a long spec", "constant(1ms)" + strings.Repeat(".take(5)", 200) + ".cpa" + strings.Repeat(".take(5)", 200),
+			`retry: parse …"take(5).take(5).take(5).take(5).cpa.take(5).take(5).take(5).take"…: column 1615: unknown combinator "cpa"`},
+		{"a long name", long + "(1s)",
+			`retry: parse "` + strings.Repeat("x", 64) + `"…: column 1: unknown source "` + strings.Repeat("x", 32) + `"…`},
+		{"a long duration", "constant(1s).cap(-" + strings.Repeat("0", 100) + "1s)",
+			`retry: parse "constant(1s).cap(-` + strings.Repeat("0", 46) + `"…: column 18: negative duration -` + strings.Repeat("0", 31) + "…"},
+		{"a long factor", "constant(1s).jitter(1." + long + ")",
+			`retry: parse "constant(1s).jitter(1.` + strings.Repeat("x", 42) + `"…: column 21: invalid number "1.` + strings.Repeat("x", 30) + `"…`},
+		{"cuts at the end fall between runes", "delays( " + runes + ")",
+			`retry: parse "delays( ` + strings.Repeat("€", 18) + `"…: column 9: invalid duration "` + strings.Repeat("€", 10) + `"…`},
+		// The window would start on the second byte of a µ: it starts on the first.
+		{"a cut at the start falls between runes", "delays(" + strings.Repeat("1µs, ", 20) + "x    )",
+			`retry: parse …"µs, ` + strings.Repeat("1µs, ", 9) + `x    )": column 128: invalid duration "x"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse(tc.spec)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+			assert.Less(t, len(err.Error()), 1024)
+		})
+	}
+}
+
 func TestParseLimits(t *testing.T) {
 	t.Parallel()
 	// nest returns a spec whose then calls nest depth levels deep.
@@ -292,7 +347,8 @@ func TestParseLimits(t *testing.T) {
 		spec := nest(maxParseDepth + 1)
 		_, err := Parse(spec)
 		col := len("delays(1ms)")*(maxParseDepth+1) + len(".then(")*maxParseDepth + 2
-		require.EqualError(t, err, "retry: parse "+strconv.Quote(spec)+": column "+strconv.Itoa(col)+": then nested more than 100 deep")
+		window := spec[col-1-32 : col-1+32] // the 64 bytes around the column
+		require.EqualError(t, err, "retry: parse …"+strconv.Quote(window)+"…: column "+strconv.Itoa(col)+": then nested more than 100 deep")
 	})
 	t.Run("hostile nesting", func(t *testing.T) {
 		t.Parallel()
@@ -311,7 +367,8 @@ func TestParseLimits(t *testing.T) {
 		spec := "constant(1ms)" + strings.Repeat(".take(5)", maxParseSteps)
 		_, err := Parse(spec)
 		col := len("constant(1ms)") + len(".take(5)")*(maxParseSteps-1) + 2
-		require.EqualError(t, err, "retry: parse "+strconv.Quote(spec)+": column "+strconv.Itoa(col)+": more than 1000 sources and combinators")
+		window := spec[len(spec)-64:] // the column is 7 bytes from the end
+		require.EqualError(t, err, "retry: parse …"+strconv.Quote(window)+": column "+strconv.Itoa(col)+": more than 1000 sources and combinators")
 	})
 	t.Run("steps count inside then", func(t *testing.T) {
 		t.Parallel()
@@ -392,6 +449,11 @@ func FuzzParse(f *testing.F) {
 			}
 			if s != nil {
 				t.Fatalf("Parse(%q): non-nil Schedule with error %q", spec, err)
+			}
+			// It quotes a window of the spec and cuts long tokens, so its
+			// length does not grow with the input's.
+			if n := len(err.Error()); n > 1024 {
+				t.Fatalf("Parse(%q): error of %d bytes: %q", spec, n, err)
 			}
 			return
 		}
