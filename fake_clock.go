@@ -12,15 +12,21 @@ import (
 // records the duration, so a test of code that retries checks every wait in
 // zero real time.
 //
-// A FakeClock is safe for concurrent use. Its record of sleeps grows by one
-// Duration per Sleep.
+// The zero FakeClock is ready to use, as if made by NewFakeClock with the zero
+// time.Time: its Now starts at January 1, year 1, 00:00:00 UTC, and context
+// deadlines are tracked on it as on any FakeClock. Use NewFakeClock when the
+// code under test prints or compares the time.
+//
+// A FakeClock is safe for concurrent use, and must not be copied after first
+// use. Its record of sleeps grows by one Duration per Sleep.
 type FakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	sleeps []time.Duration
 }
 
-// NewFakeClock returns a FakeClock whose Now is start.
+// NewFakeClock returns a FakeClock whose Now is start. NewFakeClock(time.Time{})
+// is the same as the zero FakeClock.
 func NewFakeClock(start time.Time) *FakeClock {
 	return &FakeClock{now: start}
 }

@@ -1,0 +1,61 @@
+package retry
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestFakeClockZero checks that the zero FakeClock works as
+// NewFakeClock(time.Time{}) does, as its doc promises.
+func TestFakeClockZero(t *testing.T) {
+	t.Run("time and sleeps", func(t *testing.T) {
+		var c FakeClock
+		assert.True(t, c.Now().IsZero())
+		assert.Nil(t, c.Sleeps())
+		assert.NoError(t, c.Sleep(t.Context(), time.Second))
+		assert.NoError(t, c.Sleep(t.Context(), -time.Second))
+		c.Advance(time.Minute)
+		assert.Equal(t, time.Time{}.Add(time.Minute+time.Second), c.Now())
+		assert.Equal(t, []time.Duration{time.Second, -time.Second}, c.Sleeps())
+		assert.Equal(t, NewFakeClock(time.Time{}).Now(), new(FakeClock).Now())
+	})
+	t.Run("retry on it", func(t *testing.T) {
+		var c FakeClock
+		calls := 0
+		err := Do(t.Context(), Constant(time.Hour).Take(2), func(context.Context) error { calls++; return errBoom },
+			WithClock(&c))
+		assert.ErrorIs(t, err, ErrExhausted)
+		assert.Equal(t, 3, calls)
+		assert.Equal(t, []time.Duration{time.Hour, time.Hour}, c.Sleeps())
+		assert.Equal(t, time.Time{}.Add(2*time.Hour), c.Now())
+	})
+	t.Run("the deadline is tracked on it", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		var c FakeClock
+		calls := 0
+		err := Do(ctx, Constant(25*time.Minute), func(context.Context) error { calls++; return errBoom }, WithClock(&c))
+		assert.Equal(t, 3, calls, "attempts at 0, 25 and 50 minutes; the next would start after the hour")
+		assert.Equal(t, []time.Duration{25 * time.Minute, 25 * time.Minute}, c.Sleeps())
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+	t.Run("concurrent use", func(t *testing.T) {
+		var c FakeClock
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 100 {
+					_ = c.Sleep(context.Background(), time.Millisecond)
+					_ = c.Now()
+				}
+			})
+		}
+		wg.Wait()
+		assert.Len(t, c.Sleeps(), 400)
+		assert.Equal(t, time.Time{}.Add(400*time.Millisecond), c.Now())
+	})
+}
