@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -54,6 +55,9 @@ func ExampleParse_error() {
 		"constant(1s).jitter(1.5)",
 		"decorrelated(1s, 10ms)",
 		"constant(1s).take(3",
+		"constant(1s).take(+3)",
+		// Of a long spec, only the 64 bytes around the column are quoted.
+		"delays(" + strings.Repeat("1ms, ", 40) + "1ms,, 2ms).then(" + strings.Repeat("constant(1s).", 20) + "take(3))",
 	} {
 		_, err := retry.Parse(spec)
 		fmt.Println(err)
@@ -63,6 +67,8 @@ func ExampleParse_error() {
 	// retry: parse "constant(1s).jitter(1.5)": column 21: factor 1.5 is outside [0, 1]
 	// retry: parse "decorrelated(1s, 10ms)": column 18: limit 10ms is less than base 1s
 	// retry: parse "constant(1s).take(3": column 18: unclosed "("
+	// retry: parse "constant(1s).take(+3)": column 19: invalid count "+3"
+	// retry: parse …"s, 1ms, 1ms, 1ms, 1ms, 1ms, 1ms,, 2ms).then(constant(1s).constan"…: column 212: missing argument
 }
 
 func ExampleIsTransient() {

@@ -70,6 +70,9 @@ import (
 // it quotes is cut after 32 bytes in the same way. So an error stays short
 // whatever the input, and its column is still counted from the start of the
 // whole spec. Its text is meant for people; on error, the Schedule is nil.
+//
+// To take a schedule from a flag or a configuration file, see Spec, which
+// calls Parse.
 func Parse(spec string) (Schedule, error) {
 	return parse(spec, nil)
 }
