@@ -56,6 +56,20 @@
 // Quantile is a Schedule that follows them.
 // The retryhttp package applies all of this to HTTP clients.
 //
+// # Hedging
+//
+// Retries fight failures; hedging fights slowness. Hedge starts an attempt
+// and, while none has succeeded, another one each time a delay of its
+// Schedule elapses, and returns the first success, cancelling the others:
+//
+//	lat := retry.NewLatency()
+//	hedgeAfter := lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Second).Take(1)
+//	v, err := retry.Hedge(ctx, hedgeAfter, fn, retry.Observe(lat))
+//
+// hedges a call once it has been outstanding for longer than 95% of recent
+// calls took: about 5% more calls to cut the tail. A Budget (WithBudget)
+// caps the extra load; Discard releases the values of attempts that lost.
+//
 // # Testing
 //
 // Code that retries is tested without waiting in either of two ways.

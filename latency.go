@@ -44,9 +44,10 @@ const (
 )
 
 // A Latency tracks the recent latencies of a dependency, so that a delay can
-// follow them: Quantile turns it into a Schedule, and the Observe option
-// records the duration of every attempt of a Retry or Do call in it. Record
-// adds a duration measured elsewhere.
+// follow them: Quantile turns it into a Schedule (for Hedge, a delay that
+// follows the observed p95), and the Observe option records the duration of
+// every attempt of a Hedge, Retry or Do call in it. Record adds a duration
+// measured elsewhere.
 //
 // It keeps a histogram of the most recent observations in a ring of three
 // windows of 2048 observations each; when a window is full, the oldest one

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// An Option configures one Retry or Do call. Options are made only by this
-// package (WithClock, If, OnRetry, WithBudget, MaxPushback, AttemptTimeout,
-// Observe);
+// An Option configures one Retry, Do or Hedge call. Options are made only by
+// this package (WithClock, If, OnRetry, WithBudget, MaxPushback,
+// AttemptTimeout, Observe, Discard);
 // the zero Option does nothing. Options are plain values: they can be built
 // once and shared by any number of calls and goroutines, and building one at
 // the call site allocates nothing.
@@ -19,7 +19,7 @@ type Option struct {
 	kind  optionKind
 	d     time.Duration // MaxPushback, AttemptTimeout
 	clock Clock         // WithClock
-	ref   any           // If: func(error) bool; OnRetry: func(Attempt); WithBudget: *Budget; Observe: *Latency
+	ref   any           // If: func(error) bool; OnRetry: func(Attempt); WithBudget: *Budget; Observe: *Latency; Discard: func(T)
 }
 
 type optionKind uint8
@@ -33,6 +33,7 @@ const (
 	pushbackOption
 	attemptTimeoutOption
 	observeOption
+	discardOption
 )
 
 // WithClock returns an Option that makes Retry wait on c and read the time
@@ -69,6 +70,8 @@ func If(retryable func(error) bool) Option {
 // follow, so never after the final attempt. Several OnRetry hooks all run, in
 // the order given, on the goroutine that called Retry. Use it for logging and
 // metrics; f must not block for long, since the wait starts after it returns.
+// Hedge calls f before each attempt after the first instead, with a nil
+// Attempt.Err when a delay rather than a failure triggered it (see Hedge).
 //
 // OnRetry panics if f is nil.
 func OnRetry(f func(Attempt)) Option {
@@ -99,9 +102,9 @@ func AttemptTimeout(d time.Duration) Option {
 // the call in lat, measured on the call's clock (see WithClock): successes
 // and failures alike, including an attempt cut short by its own
 // AttemptTimeout (recorded as about the timeout, a lower bound of its
-// latency). An attempt that returns after the caller's context ended is not
-// recorded: its duration says nothing about the dependency. A later Observe
-// replaces an earlier one. Recording allocates nothing; it reads the clock
+// latency). An attempt that returns after the caller's context ended, or in
+// Hedge after Hedge cancelled it (a loser), is not recorded: its duration
+// says nothing about the dependency. A later Observe replaces an earlier one. Recording allocates nothing; it reads the clock
 // twice per attempt.
 //
 // Observe panics if lat is nil.
@@ -110,6 +113,27 @@ func Observe(lat *Latency) Option {
 		panic("retry: Observe: nil Latency")
 	}
 	return Option{kind: observeOption, ref: lat}
+}
+
+// Discard returns an Option that makes Hedge pass release every value it
+// drops, so that values holding resources (an *http.Response, a connection)
+// are released: the value of each attempt that succeeded but lost, because
+// another attempt had already won or Hedge had already returned. release
+// is never passed the value Hedge returns, nor the value of a failed
+// attempt (as with Retry, a failing fn should release what it does not
+// return; Hedge returns the last failure's value when it gives up, and drops
+// the earlier ones). Each value is passed once, on the goroutine of the
+// attempt that made it or on Hedge's, possibly after Hedge has returned, and
+// possibly concurrently with other calls of release. Retry and Do ignore
+// Discard. Several Discard options all run, in the order given.
+//
+// Discard panics if release is nil. Hedge panics if T is not the type of its
+// function's value.
+func Discard[T any](release func(T)) Option {
+	if release == nil {
+		panic("retry: Discard: nil function")
+	}
+	return Option{kind: discardOption, ref: release}
 }
 
 // config is the result of applying a call's options.

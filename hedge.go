@@ -1,0 +1,596 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrHedgeLost is the cause, as context.Cause reports it, of the context of
+// every attempt that Hedge abandons: another attempt succeeded first, or one
+// failed in a way that ended the call. Hedge cancels the winner's context
+// too once it has returned, with the same cause, so a value must not need
+// its attempt's context after fn returned. When the caller's context ends,
+// the attempts see its cause instead.
+var ErrHedgeLost = errors.New("retry: hedge lost")
+
+// Hedge calls fn and, while no attempt has succeeded, starts another attempt
+// each time a delay of s elapses, so that a slow attempt is raced by fresh
+// ones; it returns the first success. Retries fight failures; hedging fights
+// slowness (see "The Tail at Scale", Dean and Barroso, 2013).
+//
+// The first attempt starts at once. The i-th delay of s is how long Hedge
+// waits after the most recent attempt started before it starts another one,
+// while none has succeeded; Constant(50*time.Millisecond).Take(2) makes at
+// most 3 attempts, at 0, 50 ms and 100 ms. When s has no delay left, no more
+// attempts start and Hedge waits for those outstanding.
+//
+// The first success wins: Hedge returns its value and a nil error at once,
+// and cancels the context of every other attempt, whose context.Cause is
+// then ErrHedgeLost. Hedge does not wait for the losers to return; what they
+// return is dropped (see Discard for values that hold resources). Of the
+// outcomes Hedge finds waiting at once, a success wins over failures; the
+// others are taken in the order the attempts returned.
+//
+// A failure that is retryable (not Permanent, and accepted by every If)
+// starts the next attempt at once, using up the next delay of s, if one is
+// left. Any other failure ends the call: Hedge cancels the other attempts and
+// returns that attempt's value and error as it is, without the Permanent
+// marker, as Retry does. Hedge gives up with an *Error that unwraps to the
+// reason and to the last failure's error, and returns the last failure's
+// value, when
+//   - every attempt failed and s has no delay left: ErrExhausted;
+//   - every attempt failed after a Budget refused a hedge: ErrBudgetExhausted;
+//   - ctx is done: context.Cause(ctx); the attempts are cancelled with it.
+//
+// Hedge never calls fn with a done context; if ctx is done before the first
+// attempt, it returns the zero T and an *Error with no attempts.
+//
+// Options: WithClock, If, OnRetry (called on Hedge's goroutine before each
+// attempt after the first: Number is the number of attempts started so far,
+// Err the failure that triggered it or nil when a delay elapsed, Delay the
+// delay used up, Elapsed the time since the first attempt started),
+// WithBudget (each attempt after the first withdraws a token; a refusal only
+// stops further attempts, and those outstanding go on), AttemptTimeout (per
+// attempt; an attempt that fails after its own timeout counts as a
+// retryable failure), Observe (records every attempt that returns before
+// Hedge or the caller cancelled it) and Discard. Hedge ignores MaxPushback
+// and the waits of RetryAfter and RetryAt: a retryable failure starts the
+// next attempt at once; a negative RetryAfter ends the call, as with Retry.
+//
+// Every attempt runs on a goroutine of its own, never on the caller's, so
+// Hedge returns as soon as an attempt wins even while another ignores its
+// context. Once every call of fn has returned, nothing of Hedge remains: no
+// goroutine, timer or context. A panic in fn is raised again, with the same
+// value (but not its stack), on the goroutine that called Hedge if Hedge has
+// not returned yet; after that, it is not recovered and ends the program as
+// a panic in any goroutine does. A runtime.Goexit in fn is likewise repeated
+// on the caller's goroutine.
+//
+// Timing. With the real clock (the default), each delay is waited on a
+// timer; under testing/synctest every timing above is exact. With a
+// FakeClock, whose time moves only when something sleeps on it, an attempt
+// takes no time at all, so it always answers before a delay could elapse:
+// Hedge then makes its attempts one at a time, each retryable failure
+// starting the next at once, and never sleeps on the clock, which makes the
+// outcome independent of how the goroutines are scheduled (an attempt that
+// blocks then blocks Hedge until ctx ends). To test real overlap, use
+// testing/synctest. Any other Clock is slept on by Hedge's
+// goroutine, and the sleep is interrupted when an attempt returns.
+//
+// Cost: when the first attempt succeeds before the first delay, Hedge adds
+// to the call of fn a goroutine, a channel hand-off, a context with a cause
+// and a timer armed and stopped: 9 allocations (If and OnRetry add one),
+// about 3 µs on a busy 2-core machine (see BenchmarkHedge).
+//
+// Hedge ranges over s once, by calling it with a yield function that is
+// valid for that one run: called after it returned false, after s returned,
+// or by two goroutines at once, it panics. Hedge keeps only the last error.
+//
+// Hedge panics if s or fn is nil, or if a Discard option's function does not
+// take a T.
+func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
+	mustSchedule("Hedge", s)
+	if fn == nil {
+		panic("retry: Hedge: nil function")
+	}
+	release := releaseOf[T](opts)
+	if ctx.Err() != nil {
+		var zero T
+		return zero, doneBefore(ctx)
+	}
+	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: newConfig(opts), wake: make(chan struct{}, 1)}
+	if h.cfg.hasIf || h.cfg.hasHooks {
+		h.keep(opts)
+	}
+	if c, ok := h.cfg.clock.(*FakeClock); ok && c != nil {
+		h.sequential = true
+	}
+	h.pending = h.inline[:0]
+	h.actx, h.cancel = context.WithCancelCause(ctx)
+	h.start = h.cfg.begin()
+	defer h.finish()
+	h.launch()
+	h.state.Store(hedgeRunning)
+	s(h.step)
+	if h.state.Swap(hedgeEnded) == hedgeStepping {
+		panic("retry: Hedge: the schedule returned while its yield function was running")
+	}
+	if !h.done {
+		h.drain()
+	}
+	return h.v, h.err
+}
+
+// keep copies the If and OnRetry options of opts into h, rather than keep
+// the caller's slice, which would then escape on every call with options.
+func (h *hedge[T]) keep(opts []Option) {
+	n := 0
+	for _, o := range opts {
+		if o.kind == ifOption || o.kind == onRetryOption {
+			n++
+		}
+	}
+	h.opts = make([]Option, 0, n)
+	for _, o := range opts {
+		if o.kind == ifOption || o.kind == onRetryOption {
+			h.opts = append(h.opts, o)
+		}
+	}
+}
+
+// releaseOf returns the function that releases dropped values for the
+// Discard options in opts, or nil; it panics if one does not take a T.
+func releaseOf[T any](opts []Option) func(T) {
+	var release func(T)
+	for _, o := range opts {
+		if o.kind != discardOption {
+			continue
+		}
+		f, ok := o.ref.(func(T))
+		if !ok {
+			panic(fmt.Sprintf("retry: Hedge: Discard's function is a %T, not a %T", o.ref, f))
+		}
+		if release == nil {
+			release = f
+			continue
+		}
+		prev := release
+		release = func(v T) { prev(v); f(v) }
+	}
+	return release
+}
+
+// The states of a Hedge's run of its schedule, for its yield function.
+const (
+	hedgeStarting int32 = iota // the schedule has not been called yet
+	hedgeRunning               // the schedule runs and may call yield
+	hedgeStepping              // yield is running
+	hedgeEnded                 // yield returned false, or the schedule returned
+)
+
+// hedge is the state of one Hedge call. It is made for the call and never
+// recycled: its yield function (step) is handed to the caller's schedule,
+// and the attempts' goroutines may outlive the call.
+type hedge[T any] struct {
+	// Set before the first attempt starts, then only read.
+	ctx     context.Context // the caller's, kept for the yield function, which has no other way to reach it
+	fn      func(context.Context) (T, error)
+	release func(T) // Discard's, or nil
+	cfg     config
+	actx    context.Context // the attempts' context, derived from ctx
+	cancel  context.CancelCauseFunc
+	wake    chan struct{} // an attempt delivered an outcome (capacity 1)
+	start   time.Time     // on the clock, when hooks need Elapsed
+
+	// Read and written by Hedge's goroutine only.
+	opts        []Option // the If and OnRetry options; nil once Hedge has returned
+	sequential  bool     // the clock is a FakeClock: no delay ever elapses
+	timer       *time.Timer
+	started     int   // attempts started
+	outstanding int   // attempts started whose outcome was not handled yet
+	last        error // the last failure's error, unmarked
+	lastV       T     // and its value
+	refused     bool  // a Budget refused an attempt
+	done        bool  // v and err are the result
+	v           T
+	err         error
+
+	state atomic.Int32 // hedgeStarting…hedgeEnded, for the yield function
+
+	mu        sync.Mutex
+	over      bool               // guarded by mu: Hedge has decided; outcomes from now on are dropped
+	pending   []outcome[T]       // guarded by mu: delivered outcomes not handled yet
+	inline    [2]outcome[T]      // pending's first array
+	interrupt context.CancelFunc // guarded by mu: ends the current sleep on a custom clock
+}
+
+// outcome is what one attempt returned, or how it ended otherwise.
+type outcome[T any] struct {
+	v     T
+	err   error
+	own   bool // it failed after its own AttemptTimeout expired
+	ended int8 // 0: it returned; endPanic or endGoexit: fn panicked or called runtime.Goexit
+	panic any
+}
+
+const (
+	endPanic int8 = 1 + iota
+	endGoexit
+)
+
+// success reports whether o is a value returned with a nil error.
+func (o *outcome[T]) success() bool { return o.ended == 0 && o.err == nil }
+
+// launch starts an attempt on a goroutine of its own.
+func (h *hedge[T]) launch() {
+	h.started++
+	h.outstanding++
+	go h.attempt()
+}
+
+// attempt is the goroutine of one attempt: it calls fn, unless Hedge is
+// already over, and delivers what fn did.
+func (h *hedge[T]) attempt() {
+	if h.actx.Err() != nil {
+		return // Hedge is ending: never call fn with a done context
+	}
+	ctx := h.actx
+	var cancel context.CancelFunc
+	if h.cfg.attemptTimeout > 0 {
+		ctx, cancel = context.WithTimeout(h.actx, h.cfg.attemptTimeout)
+	}
+	var start time.Time
+	if h.cfg.latency != nil {
+		start = h.cfg.now()
+	}
+	var o outcome[T]
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if cancel != nil {
+			cancel()
+		}
+		// fn panicked or called runtime.Goexit. Hand a panic over to
+		// Hedge's goroutine if Hedge is still running; otherwise leave it
+		// unrecovered, so that it ends the program with its own stack.
+		h.mu.Lock()
+		over := h.over
+		h.mu.Unlock()
+		if over {
+			return
+		}
+		if o.panic = recover(); o.panic != nil {
+			o.ended = endPanic
+		} else {
+			o.ended = endGoexit
+		}
+		if !h.deliver(o) && o.ended == endPanic {
+			panic(o.panic) // Hedge returned meanwhile
+		}
+	}()
+	o.v, o.err = h.fn(ctx)
+	returned = true
+	if cancel != nil {
+		o.own = o.err != nil && ctx.Err() != nil && h.actx.Err() == nil
+		cancel()
+	}
+	if h.cfg.latency != nil {
+		h.cfg.observe(h.actx, start)
+	}
+	h.deliver(o)
+}
+
+// deliver hands o to Hedge's goroutine, or drops it if Hedge is over and
+// reports false.
+func (h *hedge[T]) deliver(o outcome[T]) bool {
+	h.mu.Lock()
+	if h.over {
+		h.mu.Unlock()
+		h.drop(o)
+		return false
+	}
+	h.pending = append(h.pending, o)
+	if h.interrupt != nil {
+		h.interrupt()
+	}
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default: // a wake-up is already due
+	}
+	return true
+}
+
+// drop releases a value nobody will read.
+func (h *hedge[T]) drop(o outcome[T]) {
+	if o.success() && h.release != nil {
+		h.release(o.v)
+	}
+}
+
+// next returns the next delivered outcome to handle: a panic first, then a
+// success, then the oldest failure.
+func (h *hedge[T]) next() (outcome[T], bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.pending) == 0 {
+		return outcome[T]{}, false
+	}
+	k := slices.IndexFunc(h.pending, func(o outcome[T]) bool { return o.ended != 0 })
+	if k < 0 {
+		k = max(slices.IndexFunc(h.pending, func(o outcome[T]) bool { return o.err == nil }), 0)
+	}
+	o := h.pending[k]
+	h.pending = slices.Delete(h.pending, k, k+1)
+	return o, true
+}
+
+// handle acts on an outcome. It reports the error of a retryable failure,
+// which calls for the next attempt, or nil when the call is over (h.done) or
+// nothing is to be done.
+func (h *hedge[T]) handle(o outcome[T]) error {
+	h.outstanding--
+	switch {
+	case o.ended == endPanic:
+		h.end(ErrHedgeLost)
+		panic(o.panic)
+	case o.ended == endGoexit:
+		h.end(ErrHedgeLost)
+		runtime.Goexit()
+	case o.err == nil:
+		h.finishWith(o.v, nil, ErrHedgeLost)
+		return nil
+	}
+	permanent, pb := markers(o.err)
+	err := unmark(o.err)
+	if permanent || pb.refused() || !o.own && !h.retryable(err) {
+		h.finishWith(o.v, err, ErrHedgeLost)
+		return nil
+	}
+	h.last, h.lastV = err, o.v
+	if h.ctx.Err() != nil {
+		h.giveUp(context.Cause(h.ctx))
+		return nil
+	}
+	return err
+}
+
+// retryable reports whether every If option accepts err.
+func (h *hedge[T]) retryable(err error) bool {
+	if !h.cfg.hasIf {
+		return true
+	}
+	for _, o := range h.opts {
+		if o.kind == ifOption && !o.ref.(func(error) bool)(err) {
+			return false
+		}
+	}
+	return true
+}
+
+// step is the schedule's yield function: it waits d after the most recent
+// attempt started, or less if an attempt fails first, then starts the next
+// attempt and asks for the next delay. It returns false once the call is
+// decided or no more attempts may start.
+func (h *hedge[T]) step(d time.Duration) bool {
+	if !h.state.CompareAndSwap(hedgeRunning, hedgeStepping) {
+		panic("retry: Hedge: the schedule called yield after it returned false, after it returned, or concurrently")
+	}
+	more := h.wait(d)
+	if !more {
+		h.state.Store(hedgeEnded)
+		return false
+	}
+	h.state.Store(hedgeRunning)
+	return true
+}
+
+// wait is step's work.
+func (h *hedge[T]) wait(d time.Duration) bool {
+	armed := false
+	for {
+		var trigger error
+		for {
+			o, ok := h.next()
+			if !ok {
+				break
+			}
+			if trigger = h.handle(o); h.done {
+				return false
+			}
+			if trigger != nil {
+				return h.hedge(d, trigger)
+			}
+		}
+		switch r, err := h.sleep(d, &armed); r {
+		case slept:
+			return h.hedge(d, nil)
+		case ended:
+			h.giveUp(context.Cause(h.ctx))
+			return false
+		case broken:
+			h.giveUp(err)
+			return false
+		}
+	}
+}
+
+// The ways sleep ends.
+const (
+	woken  = iota // an attempt delivered an outcome
+	slept         // the delay elapsed
+	ended         // the caller's context ended
+	broken        // a custom clock's Sleep failed
+)
+
+// sleep waits until d has elapsed since armed was first set (on the first
+// call of a step), an outcome is delivered, or the caller's context ends.
+func (h *hedge[T]) sleep(d time.Duration, armed *bool) (int, error) {
+	switch {
+	case h.sequential:
+		select {
+		case <-h.wake:
+			return woken, nil
+		case <-h.ctx.Done():
+			return ended, nil
+		}
+	case h.cfg.clock != nil:
+		return h.sleepOn(d)
+	}
+	if !*armed {
+		*armed = true
+		if h.timer == nil {
+			h.timer = time.NewTimer(d)
+		} else {
+			h.timer.Reset(d)
+		}
+	}
+	select {
+	case <-h.wake:
+		return woken, nil
+	case <-h.timer.C:
+		return slept, nil
+	case <-h.ctx.Done():
+		return ended, nil
+	}
+}
+
+// sleepOn sleeps d on a custom clock, interrupted when an outcome is
+// delivered. An outcome delivered as the sleep ends counts first; a Sleep
+// that fails for another reason ends the call with its error, as in Retry.
+func (h *hedge[T]) sleepOn(d time.Duration) (int, error) {
+	sctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	h.mu.Lock()
+	if len(h.pending) > 0 {
+		h.mu.Unlock()
+		return woken, nil
+	}
+	h.interrupt = cancel
+	h.mu.Unlock()
+	err := h.cfg.clock.Sleep(sctx, d)
+	h.mu.Lock()
+	h.interrupt = nil
+	delivered := len(h.pending) > 0
+	h.mu.Unlock()
+	switch {
+	case delivered:
+		return woken, nil
+	case h.ctx.Err() != nil:
+		return ended, nil
+	case err != nil:
+		return broken, err
+	}
+	return slept, nil
+}
+
+// hedge starts the next attempt, after the delay d elapsed or a retryable
+// failure, trigger, used it up; it reports false if it may not start.
+func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
+	if h.ctx.Err() != nil {
+		h.giveUp(context.Cause(h.ctx))
+		return false
+	}
+	if h.cfg.budget != nil && !h.cfg.budget.withdraw() {
+		h.refused = true
+		return false
+	}
+	if h.cfg.hasHooks {
+		a := Attempt{Number: h.started, Err: trigger, Delay: d, Elapsed: h.cfg.now().Sub(h.start)}
+		for _, o := range h.opts {
+			if o.kind == onRetryOption {
+				o.ref.(func(Attempt))(a)
+			}
+		}
+	}
+	h.launch()
+	return true
+}
+
+// drain waits, after the schedule ended, for the attempts outstanding.
+func (h *hedge[T]) drain() {
+	for !h.done {
+		for {
+			o, ok := h.next()
+			if !ok {
+				break
+			}
+			if h.handle(o); h.done {
+				return
+			}
+		}
+		if h.outstanding == 0 {
+			if h.refused {
+				h.giveUp(ErrBudgetExhausted)
+			} else {
+				h.giveUp(ErrExhausted)
+			}
+			return
+		}
+		select {
+		case <-h.wake:
+		case <-h.ctx.Done():
+			h.giveUp(context.Cause(h.ctx))
+		}
+	}
+}
+
+// giveUp ends the call with the last failure and reason.
+func (h *hedge[T]) giveUp(reason error) {
+	cause := ErrHedgeLost
+	if h.ctx.Err() != nil {
+		cause = context.Cause(h.ctx)
+	}
+	h.finishWith(h.lastV, newError(h.started, h.last, reason), cause)
+}
+
+// finishWith decides the call's result and cancels the attempts with cause.
+func (h *hedge[T]) finishWith(v T, err error, cause error) {
+	h.v, h.err, h.done = v, err, true
+	h.end(cause)
+}
+
+// end makes every later outcome be dropped and cancels the attempts.
+func (h *hedge[T]) end(cause error) {
+	h.mu.Lock()
+	h.over = true
+	h.mu.Unlock()
+	h.cancel(cause)
+}
+
+// finish runs when Hedge returns, or panics: it ends the call if nothing
+// did, drops what was delivered and not handled, raising a panic among it,
+// and stops the timer.
+func (h *hedge[T]) finish() {
+	h.state.Store(hedgeEnded)
+	cause := ErrHedgeLost
+	if h.ctx.Err() != nil {
+		cause = context.Cause(h.ctx)
+	}
+	h.end(cause)
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.opts = nil
+	h.mu.Lock()
+	left := h.pending
+	h.pending = nil
+	h.mu.Unlock()
+	for _, o := range left {
+		switch o.ended {
+		case endPanic:
+			panic(o.panic)
+		case endGoexit:
+			runtime.Goexit()
+		}
+		h.drop(o)
+	}
+}
