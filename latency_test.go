@@ -414,3 +414,64 @@ func BenchmarkLatencyQuantile(b *testing.B) {
 		}
 	})
 }
+
+// TestLatencyUnderHedging measures what not recording the losers of
+// hedged calls (as Observe does) does to the estimate that sets the hedge
+// delay, in a simulation of sequential calls with one hedge at the
+// estimated p95: the slowest first attempts are the ones cancelled, so the
+// estimate settles below the true p95 and more calls hedge. Recording each
+// loser's running time as a lower bound instead is shown for comparison.
+// The README quotes these figures.
+func TestLatencyUnderHedging(t *testing.T) {
+	draw := func(r *rand.Rand) time.Duration {
+		d := lognormal(10*time.Millisecond, 0.5).draw(r)
+		if r.Float64() < 0.02 {
+			d *= 10 // stragglers
+		}
+		return d
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	sample := make([]time.Duration, 200_000)
+	for i := range sample {
+		sample[i] = draw(r)
+	}
+	slices.Sort(sample)
+	p95 := nearestRank(sample, 0.95)
+	for _, losers := range []bool{false, true} {
+		l := NewLatency()
+		s := l.Quantile(0.95).AtLeast(time.Millisecond).Cap(time.Second)
+		const calls = 100_000
+		hedged := 0
+		var est time.Duration
+		for range calls {
+			est = firstDelay(t, s)
+			first := draw(r)
+			if first <= est {
+				l.Record(first)
+				continue
+			}
+			hedged++
+			second := draw(r)
+			if first < est+second {
+				l.Record(first)
+				if losers {
+					l.Record(first - est) // the hedge, cancelled after running that long
+				}
+			} else {
+				l.Record(second)
+				if losers {
+					l.Record(est + second) // the first attempt, cancelled
+				}
+			}
+		}
+		share := float64(hedged) / calls
+		t.Logf("losers recorded: %v: estimate %v against a true p95 of %v, %.1f%% of calls hedged", losers, est, p95, 100*share)
+		if losers {
+			assert.InDelta(t, 1, float64(est)/float64(p95), 0.05)
+			assert.InDelta(t, 0.05, share, 0.005)
+		} else {
+			assert.Less(t, est, p95*9/10, "the bias the README describes")
+			assert.Greater(t, share, 0.07)
+		}
+	}
+}

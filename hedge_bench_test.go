@@ -1,0 +1,90 @@
+package retry
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// BenchmarkHedge measures what Hedge adds to a call whose first attempt
+// succeeds before the first delay: the bare call is the floor.
+func BenchmarkHedge(b *testing.B) {
+	ctx := context.Background()
+	ok := func(context.Context) (int, error) { return 1, nil }
+	b.Run("impl=bare", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ok(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=floor", func(b *testing.B) {
+		// What any Hedge whose attempts run on goroutines of their own pays:
+		// a cancellable context, a goroutine, a channel hand-off, a timer
+		// armed and stopped.
+		b.ReportAllocs()
+		for b.Loop() {
+			actx, cancel := context.WithCancelCause(ctx)
+			ch := make(chan int, 1)
+			go func() {
+				v, _ := ok(actx)
+				ch <- v
+			}()
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ch:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+			cancel(ErrHedgeLost)
+		}
+	})
+	b.Run("impl=hedge", func(b *testing.B) {
+		s := Constant(time.Second).Take(2)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Hedge(ctx, s, ok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=hedge-p95", func(b *testing.B) {
+		// The adaptive schedule of the README, with every attempt observed.
+		lat := NewLatency()
+		for range latWarmup {
+			lat.Record(time.Second)
+		}
+		s := lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Second).Take(1)
+		opts := []Option{Observe(lat)}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Hedge(ctx, s, ok, opts...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=hedge-observe", func(b *testing.B) {
+		// Options written at the call, as usual: passing them allocates
+		// nothing.
+		lat, budget := NewLatency(), NewBudget(0.1, 10)
+		s := Constant(time.Second).Take(2)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Hedge(ctx, s, ok, Observe(lat), WithBudget(budget)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=hedge-options", func(b *testing.B) {
+		s := Constant(time.Second).Take(2)
+		opts := []Option{If(IsTransient), OnRetry(func(Attempt) {}), WithBudget(NewBudget(0.1, 10)), Discard(func(int) {})}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Hedge(ctx, s, ok, opts...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,732 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A replica is how one attempt behaves: after lat it returns its 1-based
+// number and err (nil: a success). It returns at once with its context's
+// error when the context ends first, unless it is deaf.
+type replica struct {
+	lat  time.Duration
+	err  error
+	deaf bool
+}
+
+// replicas records what the attempts of one Hedge call did.
+type replicas struct {
+	t0       time.Time
+	script   []replica // attempt i behaves as script[i]; the last one repeats
+	mu       sync.Mutex
+	starts   []time.Duration // by attempt, since t0
+	causes   map[int]error   // context.Cause of the attempts that saw their context end
+	released []int           // values passed to Discard
+	calls    atomic.Int32
+}
+
+func newReplicas(script ...replica) *replicas {
+	return &replicas{t0: time.Now(), script: script, causes: map[int]error{}}
+}
+
+func (r *replicas) fn(ctx context.Context) (int, error) {
+	k := int(r.calls.Add(1))
+	if ctx.Err() != nil {
+		panic("fn called with a done context")
+	}
+	r.mu.Lock()
+	r.starts = append(r.starts, time.Since(r.t0))
+	r.mu.Unlock()
+	rep := r.script[min(k, len(r.script))-1]
+	if rep.deaf {
+		time.Sleep(rep.lat)
+		return k, rep.err
+	}
+	timer := time.NewTimer(rep.lat)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return k, rep.err
+	case <-ctx.Done():
+		r.mu.Lock()
+		r.causes[k] = context.Cause(ctx)
+		r.mu.Unlock()
+		return k, ctx.Err()
+	}
+}
+
+func (r *replicas) release(v int) {
+	r.mu.Lock()
+	r.released = append(r.released, v)
+	r.mu.Unlock()
+}
+
+var errRejected = errors.New("rejected")
+
+func TestHedgeTiming(t *testing.T) {
+	const ms = time.Millisecond
+	slow := replica{lat: time.Hour}
+	fast := func(lat time.Duration) replica { return replica{lat: lat} }
+	fail := func(lat time.Duration) replica { return replica{lat: lat, err: errBoom} }
+	issueExample := Constant(50 * ms).Take(2)
+	tests := []struct {
+		name       string
+		s          Schedule
+		script     []replica
+		opts       []Option
+		deadline   time.Duration // of the caller's context, if any
+		wantStarts []time.Duration
+		wantAt     time.Duration // when Hedge returns
+		wantV      int
+		wantErr    func(t *testing.T, err error)
+		wantLost   []int // attempts cancelled with ErrHedgeLost
+	}{
+		{
+			name: "first attempt answers before the first delay", s: issueExample,
+			script:     []replica{fast(10 * ms)},
+			wantStarts: []time.Duration{0}, wantAt: 10 * ms, wantV: 1,
+		},
+		{
+			name: "a hedge wins", s: issueExample,
+			script:     []replica{slow, fast(20 * ms)},
+			wantStarts: []time.Duration{0, 50 * ms}, wantAt: 70 * ms, wantV: 2,
+			wantLost: []int{1},
+		},
+		{
+			name: "the third attempt wins", s: issueExample,
+			script:     []replica{slow, slow, fast(5 * ms)},
+			wantStarts: []time.Duration{0, 50 * ms, 100 * ms}, wantAt: 105 * ms, wantV: 3,
+			wantLost: []int{1, 2},
+		},
+		{
+			name: "the schedule runs out: wait for those outstanding", s: issueExample,
+			script:     []replica{fast(300 * ms), fast(400 * ms), fast(500 * ms)},
+			wantStarts: []time.Duration{0, 50 * ms, 100 * ms}, wantAt: 300 * ms, wantV: 1,
+			wantLost: []int{2, 3},
+		},
+		{
+			name: "a failure starts the next attempt at once", s: issueExample,
+			script:     []replica{fail(10 * ms), fast(20 * ms)},
+			wantStarts: []time.Duration{0, 10 * ms}, wantAt: 30 * ms, wantV: 2,
+		},
+		{
+			name: "a failure uses up a delay: the next one counts from the new attempt", s: Delays(50*ms, 30*ms),
+			script:     []replica{fail(10 * ms), slow, fast(1 * ms)},
+			wantStarts: []time.Duration{0, 10 * ms, 40 * ms}, wantAt: 41 * ms, wantV: 3,
+			wantLost: []int{2},
+		},
+		{
+			name: "every attempt fails", s: issueExample,
+			script:     []replica{fail(10 * ms)},
+			wantStarts: []time.Duration{0, 10 * ms, 20 * ms}, wantAt: 30 * ms, wantV: 3,
+			wantErr: func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, ErrExhausted)
+				assert.ErrorIs(t, err, errBoom)
+				var e *Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, 3, e.Attempts)
+				assert.EqualError(t, err, "retry: gave up after 3 attempts: schedule exhausted: last error: boom")
+			},
+		},
+		{
+			name: "failures and a slow success", s: issueExample,
+			script:     []replica{fast(200 * ms), fail(10 * ms), fail(10 * ms)},
+			wantStarts: []time.Duration{0, 50 * ms, 60 * ms}, wantAt: 200 * ms, wantV: 1,
+		},
+		{
+			name: "a permanent failure ends the call", s: issueExample,
+			script:     []replica{slow, {lat: 10 * ms, err: Permanent(errRejected)}},
+			wantStarts: []time.Duration{0, 50 * ms}, wantAt: 60 * ms, wantV: 2,
+			wantErr: func(t *testing.T, err error) {
+				assert.Same(t, errRejected, err)
+			},
+			wantLost: []int{1},
+		},
+		{
+			name: "an error If rejects ends the call", s: issueExample,
+			script:     []replica{fail(10 * ms)},
+			opts:       []Option{If(func(err error) bool { return !errors.Is(err, errBoom) })},
+			wantStarts: []time.Duration{0}, wantAt: 10 * ms, wantV: 1,
+			wantErr: func(t *testing.T, err error) {
+				assert.Same(t, errBoom, err)
+			},
+		},
+		{
+			name: "a negative RetryAfter ends the call", s: issueExample,
+			script:     []replica{{lat: 10 * ms, err: RetryAfter(errRejected, -1)}},
+			wantStarts: []time.Duration{0}, wantAt: 10 * ms, wantV: 1,
+			wantErr: func(t *testing.T, err error) {
+				assert.Same(t, errRejected, err)
+			},
+		},
+		{
+			name: "a positive RetryAfter is ignored", s: issueExample,
+			script:     []replica{{lat: 10 * ms, err: RetryAfter(errBoom, time.Hour)}, fast(1 * ms)},
+			wantStarts: []time.Duration{0, 10 * ms}, wantAt: 11 * ms, wantV: 2,
+		},
+		{
+			name: "the caller's deadline", s: issueExample,
+			script:     []replica{slow},
+			deadline:   120 * ms,
+			wantStarts: []time.Duration{0, 50 * ms, 100 * ms}, wantAt: 120 * ms, wantV: 0,
+			wantErr: func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				var e *Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, 3, e.Attempts)
+				assert.Nil(t, e.Last)
+			},
+		},
+		{
+			name: "the caller's deadline after a failure", s: Constant(time.Hour),
+			script:     []replica{fail(10 * ms), slow},
+			deadline:   120 * ms,
+			wantStarts: []time.Duration{0, 10 * ms}, wantAt: 120 * ms, wantV: 1,
+			wantErr: func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.ErrorIs(t, err, errBoom)
+			},
+		},
+		{
+			name: "an empty schedule makes one attempt", s: Constant(0).Take(0),
+			script:     []replica{fail(10 * ms)},
+			wantStarts: []time.Duration{0}, wantAt: 10 * ms, wantV: 1,
+			wantErr: func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, ErrExhausted)
+			},
+		},
+		{
+			name: "zero delays duplicate at once", s: Constant(0).Take(2),
+			script:     []replica{fast(30 * ms), fast(10 * ms), fast(20 * ms)},
+			wantStarts: []time.Duration{0, 0, 0}, wantAt: 10 * ms, wantV: 2,
+			wantLost: []int{1, 3},
+		},
+		{
+			name: "AttemptTimeout: a timed-out attempt is a retryable failure", s: Constant(time.Hour).Take(1),
+			script:     []replica{slow, fast(5 * ms)},
+			opts:       []Option{AttemptTimeout(30 * ms), If(func(error) bool { return false })},
+			wantStarts: []time.Duration{0, 30 * ms}, wantAt: 35 * ms, wantV: 2,
+		},
+		{
+			name: "a budget refusal stops the hedges, not the attempts", s: Constant(10 * ms).Take(5),
+			script:     []replica{fast(100 * ms)},
+			opts:       []Option{WithBudget(NewBudget(0, 2))},
+			wantStarts: []time.Duration{0, 10 * ms, 20 * ms}, wantAt: 100 * ms, wantV: 1,
+			wantLost: []int{2, 3},
+		},
+		{
+			name: "a budget refusal after failures", s: Constant(10 * ms).Take(5),
+			script:     []replica{fail(5 * ms)},
+			opts:       []Option{WithBudget(NewBudget(0, 1))},
+			wantStarts: []time.Duration{0, 5 * ms}, wantAt: 10 * ms, wantV: 2,
+			wantErr: func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, ErrBudgetExhausted)
+				assert.ErrorIs(t, err, errBoom)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := t.Context()
+				if tt.deadline > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+					defer cancel()
+				}
+				r := newReplicas(tt.script...)
+				v, err := Hedge(ctx, tt.s, r.fn, tt.opts...)
+				at := time.Since(r.t0)
+				if tt.wantErr == nil {
+					assert.NoError(t, err)
+				} else {
+					tt.wantErr(t, err)
+				}
+				assert.Equal(t, tt.wantV, v, "value")
+				assert.Equal(t, tt.wantAt, at, "when Hedge returned")
+				synctest.Wait() // the losers that listen to their context return
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				assert.Equal(t, tt.wantStarts, r.starts, "when the attempts started")
+				var lost []int
+				for k, cause := range r.causes {
+					if errors.Is(cause, ErrHedgeLost) {
+						lost = append(lost, k)
+					}
+				}
+				assert.ElementsMatch(t, tt.wantLost, lost, "attempts told they lost")
+			})
+		})
+	}
+}
+
+// TestHedgeDeafLoser checks that Hedge returns as soon as a hedge wins while
+// the first attempt ignores its context, and that the loser's late success
+// is released and nothing is left once it returns.
+func TestHedgeDeafLoser(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplicas(replica{lat: time.Second, deaf: true}, replica{lat: 10 * time.Millisecond})
+		v, err := Hedge(t.Context(), Constant(50*time.Millisecond).Take(1), r.fn, Discard(r.release))
+		require.NoError(t, err)
+		assert.Equal(t, 2, v)
+		assert.Equal(t, 60*time.Millisecond, time.Since(r.t0))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		assert.Equal(t, []int{1}, r.released, "the loser's success is released, the winner's value is not")
+	})
+}
+
+func TestHedgeDiscard(t *testing.T) {
+	t.Run("only the values of successes that lost", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// Attempts at 0, 0, 0; the second wins at 10 ms, the first
+			// succeeds at 20 ms regardless, the third fails at 30 ms.
+			r := newReplicas(replica{lat: 20 * time.Millisecond, deaf: true}, replica{lat: 10 * time.Millisecond},
+				replica{lat: 30 * time.Millisecond, deaf: true, err: errBoom})
+			var again []int
+			v, err := Hedge(t.Context(), Constant(0).Take(2), r.fn, Discard(r.release), Discard(func(v int) {
+				r.mu.Lock()
+				again = append(again, v)
+				r.mu.Unlock()
+			}))
+			require.NoError(t, err)
+			assert.Equal(t, 2, v)
+			time.Sleep(time.Second)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, []int{1}, r.released)
+			assert.Equal(t, []int{1}, again, "every Discard runs, one after the other")
+		})
+	})
+	t.Run("a success that comes after Hedge gave up", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: 20 * time.Millisecond, deaf: true}, replica{lat: 10 * time.Millisecond, err: Permanent(errRejected)})
+			_, err := Hedge(t.Context(), Constant(0).Take(1), r.fn, Discard(r.release))
+			assert.Same(t, errRejected, err)
+			time.Sleep(time.Second)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, []int{1}, r.released)
+		})
+	})
+	t.Run("the wrong type panics at the call", func(t *testing.T) {
+		calls := 0
+		assert.PanicsWithValue(t, "retry: Hedge: Discard's function is a func(string), not a func(int)", func() {
+			_, _ = Hedge(t.Context(), Constant(0), func(context.Context) (int, error) { calls++; return 0, nil }, Discard(func(string) {}))
+		})
+		assert.Zero(t, calls)
+		assert.PanicsWithValue(t, "retry: Discard: nil function", func() { Discard[int](nil) })
+	})
+	t.Run("Retry and Do ignore it", func(t *testing.T) {
+		calls := 0
+		_, err := Retry(t.Context(), Constant(0).Take(1), script(&calls, errBoom), Discard(func(string) {}))
+		assert.NoError(t, err)
+	})
+}
+
+func TestHedgeOnRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []Attempt
+		r := newReplicas(replica{lat: time.Hour}, replica{lat: 10 * time.Millisecond, err: errBoom}, replica{lat: time.Millisecond})
+		v, err := Hedge(t.Context(), Delays(50*time.Millisecond, 40*time.Millisecond), r.fn,
+			OnRetry(func(a Attempt) { got = append(got, a) }))
+		require.NoError(t, err)
+		assert.Equal(t, 3, v)
+		assert.Equal(t, []Attempt{
+			{Number: 1, Err: nil, Delay: 50 * time.Millisecond, Elapsed: 50 * time.Millisecond},
+			{Number: 2, Err: errBoom, Delay: 40 * time.Millisecond, Elapsed: 60 * time.Millisecond},
+		}, got)
+	})
+}
+
+func TestHedgeObserve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lat := NewLatency()
+		// The first fails at 10 ms, the second is slow and loses, the
+		// third wins at 50 ms + 30 ms; a deaf fourth... is never started.
+		r := newReplicas(replica{lat: 10 * time.Millisecond, err: errBoom}, replica{lat: time.Hour}, replica{lat: 30 * time.Millisecond})
+		_, err := Hedge(t.Context(), Delays(time.Hour, 50*time.Millisecond), r.fn, Observe(lat))
+		require.NoError(t, err)
+		synctest.Wait()
+		var c [latBuckets]uint16
+		assert.Equal(t, uint64(2), lat.snapshot(&c), "the failure and the winner, not the cancelled loser")
+		assert.Equal(t, uint16(1), c[latBucket(10*time.Millisecond)])
+		assert.Equal(t, uint16(1), c[latBucket(30*time.Millisecond)])
+	})
+}
+
+// TestHedgeFakeClock checks the documented behaviour under a FakeClock:
+// attempts one at a time, never a sleep, whatever the scheduling.
+func TestHedgeFakeClock(t *testing.T) {
+	for range 20 {
+		clock := NewFakeClock(epoch)
+		var calls atomic.Int32
+		var hooks []Attempt
+		v, err := Hedge(t.Context(), Constant(time.Second).Take(3), func(ctx context.Context) (int, error) {
+			n := int(calls.Add(1))
+			if n < 3 {
+				return n, errBoom
+			}
+			return n, nil
+		}, WithClock(clock), OnRetry(func(a Attempt) { hooks = append(hooks, a) }))
+		require.NoError(t, err)
+		assert.Equal(t, 3, v)
+		assert.Nil(t, clock.Sleeps())
+		assert.Equal(t, []Attempt{{Number: 1, Err: errBoom, Delay: time.Second}, {Number: 2, Err: errBoom, Delay: time.Second}}, hooks)
+	}
+	t.Run("a slow attempt is awaited", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		var calls atomic.Int32
+		v, err := Hedge(t.Context(), Constant(0).Take(3), func(ctx context.Context) (int, error) {
+			n := int(calls.Add(1))
+			time.Sleep(time.Millisecond) // real time: longer than any fake delay
+			return n, nil
+		}, WithClock(clock))
+		require.NoError(t, err)
+		assert.Equal(t, 1, v)
+		assert.Equal(t, int32(1), calls.Load())
+	})
+}
+
+// sleepingClock is a Clock other than FakeClock that sleeps on the real
+// clock (fake under synctest), with a Now of its own.
+type sleepingClock struct{ sleeps atomic.Int32 }
+
+func (*sleepingClock) Now() time.Time { return time.Now() }
+func (c *sleepingClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.sleeps.Add(1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestHedgeCustomClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &sleepingClock{}
+		r := newReplicas(replica{lat: time.Hour}, replica{lat: 10 * time.Millisecond, err: errBoom}, replica{lat: 5 * time.Millisecond})
+		v, err := Hedge(t.Context(), Constant(50*time.Millisecond).Take(3), r.fn, WithClock(clock))
+		require.NoError(t, err)
+		assert.Equal(t, 3, v)
+		assert.Equal(t, 65*time.Millisecond, time.Since(r.t0))
+		assert.Equal(t, []time.Duration{0, 50 * time.Millisecond, 60 * time.Millisecond}, r.starts)
+		assert.Equal(t, int32(3), clock.sleeps.Load(), "the third sleep is interrupted by the win")
+	})
+	t.Run("a failing Sleep ends the call", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			errClock := errors.New("clock broke")
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(t.Context(), Constant(time.Second), r.fn, WithClock(brokenClock{errClock}))
+			assert.ErrorIs(t, err, errClock)
+			assert.Equal(t, time.Duration(0), time.Since(r.t0))
+		})
+	})
+}
+
+func TestHedgeContext(t *testing.T) {
+	t.Run("done before the first attempt", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		cancel(errRejected)
+		calls := 0
+		v, err := Hedge(ctx, Constant(0), func(context.Context) (int, error) { calls++; return 1, nil })
+		assert.Zero(t, calls)
+		assert.Zero(t, v)
+		assert.ErrorIs(t, err, errRejected)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.Zero(t, e.Attempts)
+	})
+	t.Run("cancelled: the attempts see the caller's cause", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(t.Context())
+			time.AfterFunc(70*time.Millisecond, func() { cancel(errRejected) })
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(ctx, Constant(50*time.Millisecond), r.fn)
+			assert.ErrorIs(t, err, errRejected)
+			assert.Equal(t, 70*time.Millisecond, time.Since(r.t0))
+			synctest.Wait()
+			assert.Equal(t, map[int]error{1: errRejected, 2: errRejected}, r.causes)
+		})
+	})
+	t.Run("the attempts get values of the caller's context", func(t *testing.T) {
+		type key struct{}
+		ctx := context.WithValue(t.Context(), key{}, "v")
+		v, err := Hedge(ctx, Constant(0), func(ctx context.Context) (any, error) { return ctx.Value(key{}), nil })
+		require.NoError(t, err)
+		assert.Equal(t, "v", v)
+	})
+}
+
+func TestHedgePanics(t *testing.T) {
+	ok := func(context.Context) (int, error) { return 1, nil }
+	assert.PanicsWithValue(t, "retry: Hedge of a nil Schedule", func() { _, _ = Hedge(t.Context(), nil, ok) })
+	assert.PanicsWithValue(t, "retry: Hedge: nil function", func() { _, _ = Hedge[int](t.Context(), Constant(0), nil) })
+
+	t.Run("a panic in fn reaches the caller", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			lost := make(chan error, 1)
+			assert.PanicsWithValue(t, "boom", func() {
+				_, _ = Hedge(t.Context(), Constant(10*time.Millisecond), func(ctx context.Context) (int, error) {
+					if calls.Add(1) == 1 {
+						<-ctx.Done()
+						lost <- context.Cause(ctx)
+						return 0, ctx.Err()
+					}
+					panic("boom")
+				})
+			})
+			assert.ErrorIs(t, <-lost, ErrHedgeLost, "the other attempts are cancelled")
+			assert.Equal(t, int32(2), calls.Load())
+		})
+	})
+	t.Run("runtime.Goexit in fn reaches the caller", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			exited := make(chan bool)
+			go func() {
+				defer func() { exited <- recover() == nil }()
+				_, _ = Hedge(t.Context(), Constant(time.Hour), func(context.Context) (int, error) {
+					runtime.Goexit()
+					return 0, nil
+				})
+				t.Error("Hedge returned")
+			}()
+			assert.True(t, <-exited)
+		})
+	})
+	t.Run("a stale yield panics and touches nothing", func(t *testing.T) {
+		var kept func(time.Duration) bool
+		s := Schedule(func(yield func(time.Duration) bool) { kept = yield })
+		v, err := Hedge(t.Context(), s, ok)
+		require.NoError(t, err)
+		assert.Equal(t, 1, v)
+		assert.PanicsWithValue(t, "retry: Hedge: the schedule called yield after it returned false, after it returned, or concurrently", func() { kept(0) })
+		// From another goroutine, while another Hedge runs: no effect on
+		// it, and nothing for the race detector.
+		panicked := make(chan any)
+		calls := 0
+		v, err = Hedge(t.Context(), Delays(time.Hour), func(context.Context) (int, error) {
+			go func() {
+				defer func() { panicked <- recover() }()
+				kept(0)
+			}()
+			<-panicked
+			calls++
+			return 7, nil
+		})
+		require.NoError(t, err)
+		assert.Equal(t, 7, v)
+		assert.Equal(t, 1, calls)
+	})
+	t.Run("a yield called after it returned false panics", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := Schedule(func(yield func(time.Duration) bool) {
+				if !yield(time.Hour) {
+					yield(time.Hour)
+				}
+			})
+			assert.Panics(t, func() { _, _ = Hedge(t.Context(), s, ok) })
+		})
+	})
+}
+
+// TestHedgeAllocations pins what a Hedge whose first attempt wins
+// allocates, so that a change that adds to it is noticed (the cost is
+// measured by BenchmarkHedge).
+func TestHedgeAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ok := func(context.Context) (int, error) { return 1, nil }
+	s := Constant(time.Hour).Take(1)
+	allocs := testing.AllocsPerRun(1000, func() {
+		_, _ = Hedge(context.Background(), s, ok)
+	})
+	assert.LessOrEqual(t, allocs, 9.0)
+	t.Logf("%v allocations", allocs)
+}
+
+// hedgeModel is what Hedge must do with a schedule of delays, attempts that
+// behave as script and a caller's deadline (0: none), worked out by a plain
+// event simulation: when each attempt starts, when Hedge returns and with
+// which attempt's value (0: none) and which kind of result. It reports
+// false when two events fall on the same instant, whose order Hedge does
+// not define.
+func hedgeModel(delays []time.Duration, script []replica, deadline time.Duration) (m hedgeOutcome, ok bool) {
+	const never = time.Duration(math.MaxInt64)
+	rep := func(k int) replica { return script[min(k, len(script))-1] }
+	var t time.Duration
+	next := 0 // index of the next delay
+	timer := never
+	outstanding := map[int]bool{}
+	launch := func() {
+		m.starts = append(m.starts, t)
+		outstanding[len(m.starts)] = true
+		timer = never
+		if next < len(delays) {
+			timer = t + delays[next]
+		}
+	}
+	launch()
+	for {
+		// The earliest event; a tie makes the scenario undefined.
+		at, what, ties := never, 0, 0
+		consider := func(when time.Duration, w int) {
+			switch {
+			case when < at:
+				at, what, ties = when, w, 0
+			case when == at:
+				ties++
+			}
+		}
+		for k := range outstanding {
+			consider(m.starts[k-1]+rep(k).lat, k)
+		}
+		consider(timer, -1)
+		if deadline > 0 {
+			consider(deadline, -2)
+		}
+		if ties > 0 || at == never {
+			return m, false
+		}
+		t = at
+		switch what {
+		case -2:
+			m.at, m.kind = t, "deadline"
+			return m, true
+		case -1:
+			next++
+			launch()
+			continue
+		}
+		delete(outstanding, what)
+		switch err := rep(what).err; {
+		case err == nil:
+			m.at, m.v, m.kind = t, what, "success"
+			return m, true
+		case errors.Is(err, errRejected):
+			m.at, m.v, m.kind = t, what, "permanent"
+			return m, true
+		}
+		m.lastFailed = what
+		if next < len(delays) {
+			next++
+			launch()
+		} else if len(outstanding) == 0 {
+			m.at, m.v, m.kind = t, what, "exhausted"
+			return m, true
+		}
+	}
+}
+
+type hedgeOutcome struct {
+	starts     []time.Duration
+	at         time.Duration
+	v          int
+	kind       string
+	lastFailed int
+}
+
+// TestHedgeProperty runs Hedge on random scripts of successes, retryable
+// and permanent failures, attempts that ignore their context, random
+// delays and deadlines, in a synctest bubble, and checks it against
+// hedgeModel: the same attempts at the same instants, the same result at
+// the same instant, never a loser's value, every success that lost passed
+// to Discard exactly once, and nothing left running (synctest.Test fails
+// if a goroutine of the bubble is stuck; goleak checks the rest).
+func TestHedgeProperty(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ran, skipped, kinds := 0, 0, map[string]int{}
+	defer func() { t.Logf("%d scenarios (%v), %d skipped for a tie", ran, kinds, skipped) }()
+	for ran < 400 {
+		var delays []time.Duration
+		for range r.IntN(5) {
+			delays = append(delays, time.Duration(r.IntN(60))*time.Millisecond)
+		}
+		script := make([]replica, 1+r.IntN(6))
+		for i := range script {
+			// Latencies with distinct microseconds, so that ties are rare.
+			script[i].lat = time.Duration(1+r.IntN(150))*time.Millisecond + time.Duration(1+r.IntN(999))*time.Microsecond
+			switch r.IntN(6) {
+			case 0, 1:
+				script[i].err = errBoom
+			case 2:
+				script[i].err = Permanent(errRejected)
+			}
+			script[i].deaf = r.IntN(4) == 0
+		}
+		var deadline time.Duration
+		if r.IntN(3) == 0 {
+			deadline = time.Duration(1+r.IntN(300))*time.Millisecond + 500*time.Nanosecond
+		}
+		want, ok := hedgeModel(delays, script, deadline)
+		if !ok {
+			skipped++
+			continue
+		}
+		ran++
+		kinds[want.kind]++
+		name := fmt.Sprintf("%d: delays %v, deadline %v, script %+v", ran, delays, deadline, script)
+		synctest.Test(t, func(t *testing.T) {
+			ctx := t.Context()
+			if deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, deadline)
+				defer cancel()
+			}
+			rs := newReplicas(script...)
+			v, err := Hedge(ctx, Delays(delays...), rs.fn, Discard(rs.release))
+			at := time.Since(rs.t0)
+			assert.Equal(t, want.at, at, "%s: when Hedge returned", name)
+			switch want.kind {
+			case "success":
+				assert.NoError(t, err, name)
+				assert.Equal(t, want.v, v, "%s: the winner's value", name)
+			case "permanent":
+				assert.Same(t, errRejected, err, name)
+				assert.Equal(t, want.v, v, name)
+			case "exhausted":
+				assert.ErrorIs(t, err, ErrExhausted, name)
+				assert.ErrorIs(t, err, errBoom, name)
+				assert.Equal(t, want.v, v, name)
+			case "deadline":
+				assert.ErrorIs(t, err, context.DeadlineExceeded, name)
+				assert.Equal(t, want.lastFailed, v, "%s: the last failure's value", name)
+			}
+			time.Sleep(time.Hour) // every attempt that ignores its context returns
+			rs.mu.Lock()
+			defer rs.mu.Unlock()
+			assert.Equal(t, want.starts, rs.starts, "%s: when the attempts started", name)
+			var wantReleased []int
+			for k := 1; k <= len(want.starts); k++ {
+				rep := script[min(k, len(script))-1]
+				if k != want.v && rep.err == nil && rep.deaf {
+					wantReleased = append(wantReleased, k)
+				}
+			}
+			assert.ElementsMatch(t, wantReleased, rs.released, "%s: the values released", name)
+			assert.NotContains(t, rs.released, v, "%s: the value returned is never released", name)
+		})
+		if t.Failed() {
+			return
+		}
+	}
+}
