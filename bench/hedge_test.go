@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/hedgepolicy"
+	"github.com/seed-b8c8f69d/retry"
+)
+
+// BenchmarkHedge measures hedging, against failsafe-go's hedge policy, the
+// only Go library among the contenders that hedges; a bare call of the
+// function is the floor. Both are given one hedge after a delay.
+//
+// first-wins: the first attempt succeeds at once, long before the delay of
+// 1 s: the cost hedging adds to a call that did not need it (an attempt on
+// a goroutine of its own, a timer armed and stopped, a context).
+//
+// hedge-wins: the first attempt waits until its context is cancelled; the
+// hedge, started at once (a delay of 0, so that the OS timer slack of a
+// short sleep does not dominate), succeeds and cancels it: the whole hedge
+// path.
+func BenchmarkHedge(b *testing.B) {
+	ctx := context.Background()
+	ok := func(context.Context) (int, error) { return 1, nil }
+	// stuck returns an fn whose first attempt of each call blocks until its
+	// context is cancelled, and whose second succeeds; new makes one per call.
+	stuck := func() func(context.Context) (int, error) {
+		first := make(chan struct{}, 1)
+		first <- struct{}{}
+		return func(ctx context.Context) (int, error) {
+			select {
+			case <-first:
+				<-ctx.Done()
+				return 0, ctx.Err()
+			default:
+				return 2, nil
+			}
+		}
+	}
+	scenarios := []struct {
+		name  string
+		delay time.Duration
+		fn    func() func(context.Context) (int, error)
+		want  int
+	}{
+		{"first-wins", time.Second, func() func(context.Context) (int, error) { return ok }, 1},
+		{"hedge-wins", 0, stuck, 2},
+	}
+	for _, sc := range scenarios {
+		b.Run(sc.name+"/lib=bare", func(b *testing.B) {
+			if sc.name != "first-wins" {
+				b.Skip("a bare call cannot hedge")
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if v, err := ok(ctx); err != nil || v != sc.want {
+					b.Fatal(v, err)
+				}
+			}
+		})
+		b.Run(sc.name+"/lib=retry", func(b *testing.B) {
+			s := retry.Constant(sc.delay).Take(1)
+			b.ReportAllocs()
+			for b.Loop() {
+				if v, err := retry.Hedge(ctx, s, sc.fn()); err != nil || v != sc.want {
+					b.Fatal(v, err)
+				}
+			}
+		})
+		b.Run(sc.name+"/lib=failsafe", func(b *testing.B) {
+			ex := failsafe.With(hedgepolicy.NewWithDelay[int](sc.delay))
+			b.ReportAllocs()
+			for b.Loop() {
+				fn := sc.fn()
+				v, err := ex.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[int]) (int, error) {
+					return fn(e.Context())
+				})
+				if err != nil || v != sc.want {
+					b.Fatal(v, err)
+				}
+			}
+		})
+	}
+}
