@@ -103,6 +103,9 @@ func runAmplifyCmd(args []string, o *output) error {
 	if err := parseFlags(fs, args, o, amplifySummary); err != nil {
 		return err
 	}
+	if err := checkBudgetRatio(cfg.ratio); err != nil {
+		return err
+	}
 	switch {
 	case cfg.depth < 1:
 		return usagef("-depth %d is less than 1", cfg.depth)
@@ -110,10 +113,6 @@ func runAmplifyCmd(args []string, o *output) error {
 		return usagef("-attempts %d is less than 1", cfg.attempts)
 	case cfg.requests < 1 || cfg.requests > 1000000:
 		return usagef("-requests %d is outside [1, 1000000]", cfg.requests)
-	case math.IsNaN(cfg.ratio) || math.IsInf(cfg.ratio, 0):
-		return usagef("-budget-ratio %v is not a finite number", cfg.ratio)
-	case cfg.ratio < 0:
-		return usagef("-budget-ratio %v is negative", cfg.ratio)
 	case cfg.reserve < 0:
 		return usagef("-budget-reserve %d is negative", cfg.reserve)
 	}

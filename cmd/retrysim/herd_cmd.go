@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -75,6 +74,9 @@ func runHerdCmd(args []string, o *output) error {
 }
 
 func (cfg *herdConfig) validate() error {
+	if err := checkBudgetRatio(cfg.budgetRatio); err != nil {
+		return err
+	}
 	switch {
 	case cfg.clients < 1 || cfg.clients > 100000:
 		return usagef("-clients %d is outside [1, 100000]", cfg.clients)
@@ -92,10 +94,6 @@ func (cfg *herdConfig) validate() error {
 		return usagef("-constant %v is negative", cfg.every)
 	case cfg.attempts < 1 || cfg.attempts > 1000:
 		return usagef("-attempts %d is outside [1, 1000]", cfg.attempts)
-	case math.IsNaN(cfg.budgetRatio) || math.IsInf(cfg.budgetRatio, 0):
-		return usagef("-budget-ratio %v is not a finite number", cfg.budgetRatio)
-	case cfg.budgetRatio < 0:
-		return usagef("-budget-ratio %v is negative", cfg.budgetRatio)
 	case cfg.budgetReserve < 0:
 		return usagef("-budget-reserve %d is negative", cfg.budgetReserve)
 	}

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -130,6 +131,24 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Without a command, retrysim runs herd. Run "retrysim COMMAND -h" for the flags`)
 	fmt.Fprintln(w, "of a command. Every command takes -json.")
+}
+
+// minBudgetRatio is the smallest ratio other than 0 that retry.NewBudget
+// accepts; it panics on the ones in between.
+const minBudgetRatio = 1e-6
+
+// checkBudgetRatio checks a -budget-ratio before it reaches retry.NewBudget,
+// which panics on a ratio it cannot represent.
+func checkBudgetRatio(r float64) error {
+	switch {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		return usagef("-budget-ratio %v is not a finite number", r)
+	case r < 0:
+		return usagef("-budget-ratio %v is negative", r)
+	case r > 0 && r < minBudgetRatio:
+		return usagef("-budget-ratio %v is below %v, the smallest a retry.Budget supports other than 0", r, minBudgetRatio)
+	}
+	return nil
 }
 
 // oneLine keeps an error message on one line.

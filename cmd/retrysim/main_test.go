@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seed-b8c8f69d/retry"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -155,6 +157,8 @@ func TestBadCommandLine(t *testing.T) {
 		{"plan bad samples", []string{"plan", "-samples", "1e3"}, `plan: -samples "1e3" is not an integer`},
 		{"amplify bad depth", []string{"amplify", "-depth", "three"}, `amplify: -depth "three" is not an integer`},
 		{"amplify infinite ratio", []string{"amplify", "-budget-ratio", "+Inf"}, `amplify: -budget-ratio +Inf is not a finite number`},
+		{"amplify tiny ratio", []string{"amplify", "-budget-ratio", "1e-9"}, `amplify: -budget-ratio 1e-09 is below 1e-06`},
+		{"herd tiny ratio", []string{"herd", "-budget-ratio", "1e-9"}, `herd: -budget-ratio 1e-09 is below 1e-06`},
 		{"occ zero clients", []string{"occ", "-clients", "0"}, "-clients 0 is outside"},
 		{"occ no trials", []string{"occ", "-trials", "0"}, "-trials 0"},
 		{"occ zero base", []string{"occ", "-base", "0"}, "-base 0s is not positive"},
@@ -260,4 +264,16 @@ func TestProcess(t *testing.T) {
 			t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, stdout)
 		}
 	})
+}
+
+// TestMinBudgetRatio checks minBudgetRatio against retry.NewBudget, which
+// panics below it: a ratio checkBudgetRatio accepts must not panic there.
+func TestMinBudgetRatio(t *testing.T) {
+	_ = retry.NewBudget(minBudgetRatio, 1)
+	defer func() {
+		if recover() == nil {
+			t.Errorf("NewBudget(%v, 1) did not panic: minBudgetRatio is out of date", minBudgetRatio/2)
+		}
+	}()
+	_ = retry.NewBudget(minBudgetRatio/2, 1)
 }
