@@ -25,6 +25,7 @@ func TestImages(t *testing.T) {
 		{"herd.png", []string{"herd", "-clients", "200", "-capacity", "5"}},
 		{"occ.svg", []string{"occ", "-clients", "5,10", "-trials", "3"}},
 		{"occ.png", []string{"occ", "-clients", "5,10", "-trials", "3"}},
+		{"hedge.svg", []string{"hedge", "-requests", "200", "-fanout", "5", "-servers", "5", "-load", "0.2,0.4"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,7 +107,7 @@ func TestImagePathChecked(t *testing.T) {
 		{"path is a directory", filepath.Join(dir, "dir.svg"), filepath.Join(dir, "dir.svg") + " is a directory"},
 	}
 	for _, c := range cases {
-		for _, cmd := range []string{"herd", "occ"} {
+		for _, cmd := range []string{"herd", "occ", "hedge"} {
 			t.Run(cmd+" "+c.name, func(t *testing.T) {
 				stdout, stderr, code := cli(t, cmd, "-out", c.out)
 				if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {

@@ -1,5 +1,5 @@
-// Command retrysim shows what a retry policy does to a fleet of clients. It
-// drives the real schedules, Retry and Budget of
+// Command retrysim shows what a retry or hedging policy does to a fleet of
+// clients. It drives the real schedules, Retry, Budget and Latency of
 // github.com/seed-b8c8f69d/retry through discrete-event simulations in
 // simulated time, so nothing sleeps and every run is deterministic for a
 // given -seed.
@@ -14,6 +14,7 @@
 //	occ      optimistic-concurrency contention, as in AWS's "Exponential Backoff And Jitter"
 //	plan     the delays, attempts and total wait of a schedule written in retry.Parse's syntax
 //	amplify  calls reaching the bottom of a chain of services that each retry
+//	hedge    hedging a fan-out against slow servers, as in "The Tail at Scale"
 //
 // Every command takes -json to print one JSON document on stdout and nothing
 // else there. Run "retrysim COMMAND -h" for a command's flags. Bad flags and
@@ -51,6 +52,7 @@ var commands = []command{
 	{"occ", `optimistic-concurrency contention, as in AWS's "Exponential Backoff And Jitter"`, runOccCmd},
 	{"plan", "the delays, attempts and total wait of a schedule in retry.Parse's syntax", runPlanCmd},
 	{"amplify", "calls reaching the bottom of a chain of services that each retry", runAmplifyCmd},
+	{"hedge", "hedging a fan-out against slow servers, as in \"The Tail at Scale\"", runHedgeCmd},
 }
 
 // output is where a command writes: its report on stdout, progress and
@@ -107,7 +109,11 @@ func run(args []string, stdout, stderr io.Writer, tty bool) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "retrysim: unknown command %q (want herd, occ, plan or amplify; run \"retrysim help\")\n", name)
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	fmt.Fprintf(stderr, "retrysim: unknown command %q (want one of %s; run \"retrysim -h\")\n", name, strings.Join(names, ", "))
 	return 2
 }
 

@@ -96,6 +96,7 @@ func TestGoldenJSON(t *testing.T) {
 		{"plan forever", "plan_forever.json", []string{"plan", "-json", "-samples", "10", "-schedule", "exponential(100ms)"}, &planResult{}},
 		{"amplify", "amplify.json", []string{"amplify", "-json"}, &amplifyResult{}},
 		{"amplify budget", "amplify_4x2.json", []string{"amplify", "-json", "-depth", "2", "-attempts", "4", "-requests", "100", "-budget-reserve", "3"}, &amplifyResult{}},
+		{"hedge", "hedge.json", []string{"hedge", "-json", "-requests", "1000", "-fanout", "10", "-servers", "10", "-pause-every", "1s", "-load", "0.2,0.5"}, &[]hedgeResult{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,6 +109,7 @@ func TestDeterministic(t *testing.T) {
 	for _, args := range [][]string{
 		{"herd", "-json", "-clients", "200"},
 		{"occ", "-json", "-clients", "10", "-trials", "5"},
+		{"hedge", "-json", "-requests", "300", "-fanout", "10", "-servers", "10", "-pause-every", "1s"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			a, _, _ := cli(t, append(args, "-seed", "5")...)
@@ -170,6 +172,22 @@ func TestBadCommandLine(t *testing.T) {
 		{"plan no samples", []string{"plan", "-samples", "0"}, "-samples 0"},
 		{"amplify no depth", []string{"amplify", "-depth", "0"}, "-depth 0"},
 		{"amplify too many calls", []string{"amplify", "-depth", "20", "-attempts", "3"}, "too many to simulate"},
+		{"hedge few requests", []string{"hedge", "-requests", "10"}, "hedge: -requests 10 is outside [100, 1000000]"},
+		{"hedge one server", []string{"hedge", "-servers", "1"}, "hedge: -servers 1 is outside [2, 100000]"},
+		{"hedge too many leaves", []string{"hedge", "-requests", "1000000", "-fanout", "1000"}, "make more than 100 million leaves"},
+		{"hedge bad load", []string{"hedge", "-load", "0.3,x"}, `hedge: -load "0.3,x": "x" is not a number`},
+		{"hedge overload", []string{"hedge", "-load", "0.3,1"}, "hedge: -load 1 is outside (0, 0.95]"},
+		{"hedge zero load", []string{"hedge", "-load", "0"}, "hedge: -load 0 is outside (0, 0.95]"},
+		{"hedge NaN load", []string{"hedge", "-load", "NaN"}, "hedge: -load NaN is outside (0, 0.95]"},
+		{"hedge zero service", []string{"hedge", "-service", "0s"}, "hedge: -service 0s is not positive"},
+		{"hedge bad sigma", []string{"hedge", "-sigma", "-1"}, "hedge: -sigma -1 is outside [0, 3]"},
+		{"hedge pauses overlap", []string{"hedge", "-pause", "1s", "-pause-every", "100ms"}, "hedge: -pause-every 100ms is shorter than -pause 1s"},
+		{"hedge negative delay", []string{"hedge", "-delay", "-1ms"}, "hedge: -delay -1ms is negative"},
+		{"hedge quantile", []string{"hedge", "-quantile", "1"}, "hedge: -quantile 1 is outside (0, 1)"},
+		{"hedge negative budget", []string{"hedge", "-budget-ratio", "-0.1"}, "hedge: -budget-ratio -0.1 is negative"},
+		{"hedge tiny budget", []string{"hedge", "-budget-ratio", "1e-7"}, "hedge: -budget-ratio 1e-07 is below 1e-06"},
+		{"hedge unknown strategy", []string{"hedge", "-strategies", "none,hedged"}, `hedge: unknown strategy "hedged"`},
+		{"hedge bad image", []string{"hedge", "-out", "chart.jpg"}, "must end in .svg or .png"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -191,7 +209,7 @@ func TestBadCommandLine(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, name := range []string{"herd", "occ", "plan", "amplify"} {
+	for _, name := range []string{"herd", "occ", "plan", "amplify", "hedge"} {
 		t.Run(name, func(t *testing.T) {
 			stdout, stderr, code := cli(t, name, "-h")
 			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: retrysim "+name) || !strings.Contains(stdout, "-json") {
