@@ -10,7 +10,8 @@ import (
 type Attempt struct {
 	// Number is the 1-based number of the attempt that just failed.
 	Number int
-	// Err is its error, without the Permanent, RetryAfter or RetryAt marker.
+	// Err is its error, without the Permanent, RetryAfter or RetryAt marker;
+	// nil if it returned a value that IfValue rejected.
 	Err error
 	// Delay is the wait before the next attempt: the schedule's delay, or a
 	// server's longer pushback (see RetryAfter).
@@ -23,16 +24,17 @@ type Attempt struct {
 // Retry calls fn until it succeeds, waiting the delays of s between attempts,
 // and returns fn's value and a nil error on success.
 //
-// The first attempt is made at once. After a failure, Retry stops and
-// returns the error as it is when the error is Permanent, when a RetryAfter
-// or RetryAt pushback is negative, or when an If predicate rejects it;
-// otherwise it takes the next delay of s, waits on the clock (see WithClock)
-// and tries again. It gives up with an *Error that unwraps to the reason and
-// to the last error when
-//   - s has no delay left: ErrExhausted;
+// The first attempt is made at once. After a failure (an error, or a value
+// that IfValue rejects), Retry stops and returns the error as it is when the
+// error is Permanent, when a RetryAfter or RetryAt pushback is negative, or
+// when an If predicate rejects it; otherwise it takes the next delay of s,
+// waits on the clock (see WithClock) and tries again. It gives up with an
+// *Error that unwraps to the reason and to the last error when
+//   - s has no delay left, or a MaxRetriesIf limit is reached: ErrExhausted;
 //   - ctx is done: context.Cause(ctx), such as context.Canceled;
 //   - the next wait would end after ctx's deadline: context.DeadlineExceeded,
 //     at once, without waiting in vain;
+//   - the next wait would end past MaxElapsed's limit: ErrMaxElapsed, at once;
 //   - a Budget refuses the retry: ErrBudgetExhausted.
 //
 // On giving up, Retry returns the value of the last attempt along with the
@@ -54,7 +56,8 @@ type Attempt struct {
 // them is reused by another call. fn itself is kept while s runs, so a
 // closure passed as fn is allocated by its caller.
 //
-// Retry panics if s or fn is nil, before anything else, even if ctx is done.
+// Retry panics if s or fn is nil, before anything else, even if ctx is done,
+// and if an IfValue option's function does not take a T.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	mustSchedule("Retry", s)
 	if fn == nil {
@@ -78,29 +81,47 @@ func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 // call without options does not pay for building a config.
 func retryOptions[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts []Option) (T, error) {
 	cfg := newConfig(opts)
+	if cfg.hasValue {
+		checkValues[T]("Retry", opts)
+	}
 	if ctx.Err() != nil {
 		var zero T
-		return zero, doneBefore(ctx)
+		err := doneBefore(ctx)
+		if cfg.hasDone {
+			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
+		}
+		return zero, err
 	}
 	start := cfg.begin()
 	v, err, own := call(ctx, fn, &cfg)
-	if err == nil {
+	if err == nil && !(cfg.hasValue && rejected(opts, v)) {
+		if cfg.hasDone {
+			cfg.done(opts, start, 1, nil, nil)
+		}
 		return v, nil
 	}
 	return retryRest(ctx, s, fn, cfg, opts, start, v, err, own)
 }
 
-// retryRest continues a Retry whose first attempt failed with err.
+// retryRest continues a Retry whose first attempt failed with err, or
+// returned a value v that IfValue rejected (err is then nil).
 func retryRest[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), cfg config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
 	l := &loop[T]{v: v, fn: fn}
 	l.init(ctx, cfg, opts, start)
+	if cfg.hasValue {
+		l.preds = valuePreds[T](opts)
+	}
 	out := l.run(s, err, own)
+	if cfg.hasDone {
+		cfg.done(opts, start, l.n, out, l.reason)
+	}
 	return l.v, out
 }
 
 // Do is Retry for functions that return only an error.
 //
-// Do panics if s or fn is nil, before anything else, even if ctx is done.
+// Do panics if s or fn is nil, before anything else, even if ctx is done,
+// and if given an IfValue, which needs a value to judge.
 func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ...Option) error {
 	mustSchedule("Do", s)
 	if fn == nil {
@@ -121,12 +142,20 @@ func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ..
 // doOptions is Do with options.
 func doOptions(ctx context.Context, s Schedule, fn func(context.Context) error, opts []Option) error {
 	cfg := newConfig(opts)
+	mustNoValue("Do", &cfg)
 	if ctx.Err() != nil {
-		return doneBefore(ctx)
+		err := doneBefore(ctx)
+		if cfg.hasDone {
+			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
+		}
+		return err
 	}
 	start := cfg.begin()
 	err, own := callErr(ctx, fn, &cfg)
 	if err == nil {
+		if cfg.hasDone {
+			cfg.done(opts, start, 1, nil, nil)
+		}
 		return nil
 	}
 	return doRest(ctx, s, fn, cfg, opts, start, err, own)
@@ -136,7 +165,11 @@ func doOptions(ctx context.Context, s Schedule, fn func(context.Context) error, 
 func doRest(ctx context.Context, s Schedule, fn func(context.Context) error, cfg config, opts []Option, start time.Time, err error, own bool) error {
 	l := &loop[struct{}]{fnErr: fn}
 	l.init(ctx, cfg, opts, start)
-	return l.run(s, err, own)
+	out := l.run(s, err, own)
+	if cfg.hasDone {
+		cfg.done(opts, start, l.n, out, l.reason)
+	}
+	return out
 }
 
 // doneBefore is the error of a call whose context was done before the first

@@ -514,7 +514,12 @@ func TestAllocations(t *testing.T) {
 		{"Retry WithClock", func() { _, _ = Retry(ctx, sched, succeedT, WithClock(clock)) }},
 		{"Do with every option but AttemptTimeout", func() {
 			_ = Do(ctx, sched, succeed, WithClock(clock), If(IsTransient), OnRetry(func(Attempt) {}),
-				WithBudget(budget), MaxPushback(s1))
+				WithBudget(budget), MaxPushback(s1), OnDone(func(Outcome) {}), MaxElapsed(s1),
+				MaxRetriesIf(1, IsTransient))
+		}},
+		{"Retry with OnDone, MaxElapsed, IfValue and MaxRetriesIf", func() {
+			_, _ = Retry(ctx, sched, succeedT, OnDone(func(Outcome) {}), MaxElapsed(s1),
+				IfValue(func(int) bool { return false }), MaxRetriesIf(1, IsTransient))
 		}},
 	}
 	for _, tt := range tests {

@@ -10,15 +10,21 @@ import (
 // out of delays: errors.Is(err, ErrExhausted) reports it.
 var ErrExhausted = errors.New("retry: schedule exhausted")
 
+// ErrMaxElapsed is the reason of an *Error returned because the next wait
+// would have ended past the limit set by MaxElapsed:
+// errors.Is(err, ErrMaxElapsed) reports it.
+var ErrMaxElapsed = errors.New("retry: max elapsed time reached")
+
 // ErrBudgetExhausted is the reason of an *Error returned because a Budget
 // refused a retry: errors.Is(err, ErrBudgetExhausted) reports it.
 var ErrBudgetExhausted = errors.New("retry: budget exhausted")
 
 // Error is the error Retry and Do return when they give up on an error that
-// was retryable: the schedule ran out (ErrExhausted), the context ended or its
-// deadline would pass during the next wait (context.Canceled,
-// context.DeadlineExceeded or the context's cause), or a Budget refused the
-// retry (ErrBudgetExhausted).
+// was retryable: the schedule ran out or a MaxRetriesIf limit was reached
+// (ErrExhausted), the context ended or its deadline would pass during the
+// next wait (context.Canceled, context.DeadlineExceeded or the context's
+// cause), the next wait would end past MaxElapsed (ErrMaxElapsed), or a
+// Budget refused the retry (ErrBudgetExhausted).
 //
 // An *Error unwraps to both the reason and the last error, so
 // errors.Is(err, ErrExhausted) and errors.Is(err, yourErr) both hold. Errors
@@ -29,8 +35,9 @@ type Error struct {
 	// done before the first attempt.
 	Attempts int
 	// Last is the error of the last attempt, without the Permanent,
-	// RetryAfter or RetryAt marker; nil if there was no attempt. Retry keeps
-	// no earlier errors.
+	// RetryAfter or RetryAt marker; nil if there was no attempt, or if the
+	// last attempt returned a value that IfValue rejected. Retry keeps no
+	// earlier errors.
 	Last error
 
 	// tree is the reason and the last error, made once with the Error so

@@ -59,9 +59,12 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // stops further attempts, and those outstanding go on), AttemptTimeout (per
 // attempt; an attempt that fails after its own timeout counts as a
 // retryable failure), Observe (records every attempt that returns before
-// Hedge or the caller cancelled it) and Discard. Hedge ignores MaxPushback
-// and the waits of RetryAfter and RetryAt: a retryable failure starts the
-// next attempt at once; a negative RetryAfter ends the call, as with Retry.
+// Hedge or the caller cancelled it), OnDone (Attempts is the number of
+// attempts started) and Discard. Hedge ignores MaxPushback and the waits of
+// RetryAfter and RetryAt: a retryable failure starts the next attempt at
+// once; a negative RetryAfter ends the call, as with Retry. It ignores
+// MaxElapsed and MaxRetriesIf too: its schedule alone bounds its attempts
+// (bound its time with ctx's deadline).
 //
 // Every attempt runs on a goroutine of its own, never on the caller's, so
 // Hedge returns as soon as an attempt wins even while another ignores its
@@ -92,19 +95,26 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // valid for that one run: called after it returned false, after s returned,
 // or by two goroutines at once, it panics. Hedge keeps only the last error.
 //
-// Hedge panics if s or fn is nil, or if a Discard option's function does not
-// take a T.
+// Hedge panics if s or fn is nil, if a Discard option's function does not
+// take a T, or if given an IfValue (a rejected value it dropped could not be
+// released).
 func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	mustSchedule("Hedge", s)
 	if fn == nil {
 		panic("retry: Hedge: nil function")
 	}
 	release := releaseOf[T](opts)
+	cfg := newConfig(opts)
+	mustNoValue("Hedge", &cfg)
 	if ctx.Err() != nil {
 		var zero T
-		return zero, doneBefore(ctx)
+		err := doneBefore(ctx)
+		if cfg.hasDone {
+			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
+		}
+		return zero, err
 	}
-	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: newConfig(opts), wake: make(chan struct{}, 1)}
+	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: cfg, wake: make(chan struct{}, 1)}
 	if h.cfg.hasIf || h.cfg.hasHooks {
 		h.keep(opts)
 	}
@@ -123,6 +133,9 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	}
 	if !h.done {
 		h.drain()
+	}
+	if h.cfg.hasDone {
+		h.cfg.done(opts, h.start, h.started, h.err, h.reason)
 	}
 	return h.v, h.err
 }
@@ -197,6 +210,7 @@ type hedge[T any] struct {
 	last        error // the last failure's error, unmarked
 	lastV       T     // and its value
 	refused     bool  // a Budget refused an attempt
+	reason      error // why the call gave up, if it did
 	done        bool  // v and err are the result
 	v           T
 	err         error
@@ -549,6 +563,7 @@ func (h *hedge[T]) giveUp(reason error) {
 	if h.ctx.Err() != nil {
 		cause = context.Cause(h.ctx)
 	}
+	h.reason = reason
 	h.finishWith(h.lastV, newError(h.started, h.last, reason), cause)
 }
 

@@ -20,6 +20,7 @@ type loop[T any] struct {
 	state atomic.Uint32                    // yieldOpen, yieldStopped or yieldEnded
 	fn    func(context.Context) (T, error) // Retry's
 	fnErr func(context.Context) error      // or Do's
+	preds []func(T) bool                   // IfValue's; nil without
 }
 
 // run retries after the first attempt failed with err, and returns the error
@@ -61,7 +62,7 @@ func (l *loop[T]) step(d time.Duration) bool {
 		l.v, err, own = call(l.ctx, l.fn, &l.config)
 	}
 	l.n++
-	if err == nil {
+	if err == nil && (l.preds == nil || !rejects(l.preds, l.v)) {
 		l.out, l.done = nil, true
 	} else {
 		l.out, l.done = l.fail(err, own)
@@ -81,23 +82,25 @@ type runner struct {
 	config
 	// ctx is the call's context, kept here only while the call runs, because
 	// the yield function the schedule calls has no other way to reach it.
-	ctx   context.Context
-	n     int   // attempts made
-	last  error // the last attempt's error, unmarked
-	pb    *pushbackError
-	timer *time.Timer // the real clock's, reused between the call's waits
-	out   error       // the result, once done
-	done  bool        // the call has its result
-	x     *extras     // what only If, OnRetry or a custom clock's deadline need; nil until then
+	ctx    context.Context
+	n      int   // attempts made
+	last   error // the last attempt's error, unmarked
+	pb     *pushbackError
+	timer  *time.Timer // the real clock's, reused between the call's waits
+	out    error       // the result, once done
+	reason error       // why the call gave up, once it has; nil otherwise
+	done   bool        // the call has its result
+	x      *extras     // what only If, OnRetry, MaxElapsed, MaxRetriesIf or a custom clock's deadline need; nil until then
 }
 
-// extras is the part of a runner that only calls with If or OnRetry, or a
-// deadline on a custom clock, use, kept apart so that the state every
-// waiting call holds stays small.
+// extras is the part of a runner that only calls with If, OnRetry,
+// MaxElapsed or MaxRetriesIf, or a deadline on a custom clock, use, kept
+// apart so that the state every waiting call holds stays small.
 type extras struct {
-	preds []func(error) bool
-	hooks []func(Attempt)
-	start time.Time // on the clock, when hooks need Elapsed
+	preds  []func(error) bool
+	hooks  []func(Attempt)
+	limits []limit   // MaxRetriesIf's, with this call's counts
+	start  time.Time // on the clock, when hooks need Elapsed or MaxElapsed its limit
 
 	// With a custom clock, the context's deadline is tracked on that clock:
 	// the time left at anchorReal on the real clock is spent as the custom
@@ -107,20 +110,33 @@ type extras struct {
 	anchorClock time.Time
 }
 
+// limit is a MaxRetriesIf option and the count of the call's failures it
+// matched.
+type limit struct {
+	match   func(error) bool
+	retries int // allowed
+	seen    int // matching failures so far
+}
+
 // init prepares r for a call whose first attempt, started at start, has
 // failed.
 func (r *runner) init(ctx context.Context, cfg config, opts []Option, start time.Time) {
 	r.ctx, r.config, r.n = ctx, cfg, 1
-	if !r.hasIf && !r.hasHooks {
+	if !r.hasIf && !r.hasHooks && r.maxElapsed == 0 && !r.hasLimits {
 		return
 	}
 	r.x = &extras{start: start}
+	if !r.hasIf && !r.hasHooks && !r.hasLimits {
+		return
+	}
 	for _, o := range opts {
 		switch o.kind {
 		case ifOption:
 			r.x.preds = append(r.x.preds, o.ref.(func(error) bool))
 		case onRetryOption:
 			r.x.hooks = append(r.x.hooks, o.ref.(func(Attempt)))
+		case maxRetriesIfOption:
+			r.x.limits = append(r.x.limits, limit{match: o.ref.(func(error) bool), retries: o.n})
 		}
 	}
 }
@@ -138,9 +154,31 @@ func (r *runner) retryable(err error) bool {
 	return true
 }
 
-// fail records the failed attempt r.n and decides whether to retry it. If
+// exceeded counts err against the MaxRetriesIf limits and reports whether
+// one of them has no retry left for it.
+func (r *runner) exceeded(err error) bool {
+	for i := range r.x.limits {
+		l := &r.x.limits[i]
+		if l.match(err) {
+			if l.seen++; l.seen > l.retries {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fail records the failed attempt r.n, whose error is err or, if err is
+// nil, whose value IfValue rejected, and decides whether to retry it. If
 // not, it returns the error to report and true.
 func (r *runner) fail(err error, own bool) (error, bool) {
+	if err == nil {
+		r.last, r.pb = nil, nil
+		if r.ctx.Err() != nil {
+			return r.giveUp(context.Cause(r.ctx)), true
+		}
+		return nil, false
+	}
 	permanent, pb := markers(err)
 	r.last, r.pb = unmark(err), pb
 	if permanent {
@@ -155,6 +193,9 @@ func (r *runner) fail(err error, own bool) (error, bool) {
 	if r.ctx.Err() != nil {
 		return r.giveUp(context.Cause(r.ctx)), true
 	}
+	if r.hasLimits && r.exceeded(r.last) {
+		return r.giveUp(ErrExhausted), true
+	}
 	return nil, false
 }
 
@@ -167,6 +208,9 @@ func (r *runner) wait(d time.Duration) (error, bool) {
 	}
 	if deadline, ok := r.ctx.Deadline(); ok && d >= r.untilDeadline(deadline) {
 		return r.giveUp(context.DeadlineExceeded), true
+	}
+	if r.maxElapsed > 0 && d > r.maxElapsed-max(r.now().Sub(r.x.start), 0) {
+		return r.giveUp(ErrMaxElapsed), true
 	}
 	if r.budget != nil && !r.budget.withdraw() {
 		return r.giveUp(ErrBudgetExhausted), true
@@ -232,6 +276,9 @@ func (r *runner) sleep(d time.Duration) error {
 	}
 }
 
+// giveUp records reason and returns the *Error of a call that gives up
+// for it.
 func (r *runner) giveUp(reason error) error {
+	r.reason = reason
 	return newError(r.n, r.last, reason)
 }

@@ -2,12 +2,13 @@ package retry
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
 // An Option configures one Retry, Do or Hedge call. Options are made only by
-// this package (WithClock, If, OnRetry, WithBudget, MaxPushback,
-// AttemptTimeout, Observe, Discard);
+// this package (WithClock, If, OnRetry, OnDone, WithBudget, MaxPushback,
+// AttemptTimeout, MaxElapsed, IfValue, MaxRetriesIf, Observe, Discard);
 // the zero Option does nothing. Options are plain values: they can be built
 // once and shared by any number of calls and goroutines, and building one at
 // the call site allocates nothing.
@@ -17,9 +18,10 @@ import (
 // boxing, so passing options never costs an allocation.
 type Option struct {
 	kind  optionKind
-	d     time.Duration // MaxPushback, AttemptTimeout
+	d     time.Duration // MaxPushback, AttemptTimeout, MaxElapsed
+	n     int           // MaxRetriesIf
 	clock Clock         // WithClock
-	ref   any           // If: func(error) bool; OnRetry: func(Attempt); WithBudget: *Budget; Observe: *Latency; Discard: func(T)
+	ref   any           // If, MaxRetriesIf: func(error) bool; OnRetry: func(Attempt); OnDone: func(Outcome); WithBudget: *Budget; Observe: *Latency; Discard: func(T); IfValue: func(T) bool
 }
 
 type optionKind uint8
@@ -34,6 +36,10 @@ const (
 	attemptTimeoutOption
 	observeOption
 	discardOption
+	onDoneOption
+	maxElapsedOption
+	ifValueOption
+	maxRetriesIfOption
 )
 
 // WithClock returns an Option that makes Retry wait on c and read the time
@@ -115,6 +121,55 @@ func Observe(lat *Latency) Option {
 	return Option{kind: observeOption, ref: lat}
 }
 
+// MaxElapsed returns an Option that stops the retries once the call has
+// used d, attempts and waits together, timed from the start of the first
+// attempt on the call's clock (see WithClock): a wait that would end more
+// than d after that start is not started, and the call gives up at once
+// with an *Error that unwraps to ErrMaxElapsed and to the last error. A wait
+// that ends exactly at d is made. The attempt in flight is never cut short,
+// so a call may last longer than d by the time its last attempt takes: to
+// cut attempts short, give ctx a deadline, or use AttemptTimeout. If ctx's
+// deadline would pass during the same wait, the reason is
+// context.DeadlineExceeded instead. A later MaxElapsed replaces an earlier
+// one. Hedge ignores MaxElapsed.
+//
+// MaxElapsed panics if d is not positive.
+func MaxElapsed(d time.Duration) Option {
+	if d <= 0 {
+		panic("retry: MaxElapsed: limit " + d.String() + " is not positive")
+	}
+	return Option{kind: maxElapsedOption, d: d}
+}
+
+// MaxRetriesIf returns an Option that allows at most n retries after
+// attempts that failed with an error for which match returns true, within
+// whatever else the schedule and the other options allow: the (n+1)-th such
+// failure ends the call, which gives up with an *Error that unwraps to
+// ErrExhausted and to that error. Use it to retry a rate-limit error twice
+// at most while other errors get the whole schedule.
+//
+// match sees the error without the Permanent, RetryAfter or RetryAt marker,
+// and only the errors that would otherwise be retried: Permanent errors, and
+// errors an If rejects, end the call before it is asked. A value rejected by
+// IfValue has no error and never counts. The counts belong to the call:
+// each Retry or Do call starts from zero, so one Option can be shared by any
+// number of calls and goroutines. Several MaxRetriesIf options count
+// separately, an error counting for each one whose match accepts it, and
+// the first to run out ends the call. With n = 0 the first matching failure
+// ends the call, as an If that rejects it would, but with an *Error rather
+// than the error as it is. Hedge ignores MaxRetriesIf.
+//
+// MaxRetriesIf panics if n is negative or match is nil.
+func MaxRetriesIf(n int, match func(error) bool) Option {
+	if n < 0 {
+		panic("retry: MaxRetriesIf: negative count " + strconv.Itoa(n))
+	}
+	if match == nil {
+		panic("retry: MaxRetriesIf: nil function")
+	}
+	return Option{kind: maxRetriesIfOption, n: n, ref: match}
+}
+
 // Discard returns an Option that makes Hedge pass release every value it
 // drops, so that values holding resources (an *http.Response, a connection)
 // are released: the value of each attempt that succeeded but lost, because
@@ -137,14 +192,22 @@ func Discard[T any](release func(T)) Option {
 }
 
 // config is the result of applying a call's options.
+//
+// OnDone, MaxElapsed, IfValue and MaxRetriesIf are handled by the general
+// runner (loop.go) only: a call with hasDone, maxElapsed, hasValue or
+// hasLimits set must take that path.
 type config struct {
 	clock          Clock // nil: the real clock
 	budget         *Budget
 	latency        *Latency // Observe's
 	maxPushback    time.Duration
 	attemptTimeout time.Duration
-	hasIf          bool // some option is an If
-	hasHooks       bool // some option is an OnRetry
+	maxElapsed     time.Duration // MaxElapsed's; 0: none
+	hasIf          bool          // some option is an If
+	hasHooks       bool          // some option is an OnRetry
+	hasDone        bool          // some option is an OnDone
+	hasValue       bool          // some option is an IfValue
+	hasLimits      bool          // some option is a MaxRetriesIf
 }
 
 // newConfig applies opts. It keeps no reference to opts, so neither the
@@ -168,6 +231,14 @@ func newConfig(opts []Option) config {
 			cfg.attemptTimeout = o.d
 		case observeOption:
 			cfg.latency = o.ref.(*Latency)
+		case onDoneOption:
+			cfg.hasDone = true
+		case maxElapsedOption:
+			cfg.maxElapsed = o.d
+		case ifValueOption:
+			cfg.hasValue = true
+		case maxRetriesIfOption:
+			cfg.hasLimits = true
 		}
 	}
 	return cfg
@@ -177,12 +248,13 @@ func newConfig(opts []Option) config {
 var defaultConfig = config{maxPushback: defaultMaxPushback}
 
 // begin does what starting a call with options requires: it deposits into
-// the budget, and returns the start time when hooks need Elapsed.
+// the budget, and returns the start time when OnRetry or OnDone need
+// Elapsed, or MaxElapsed its limit.
 func (c *config) begin() time.Time {
 	if c.budget != nil {
 		c.budget.credit()
 	}
-	if c.hasHooks {
+	if c.hasHooks || c.hasDone || c.maxElapsed > 0 {
 		return c.now()
 	}
 	return time.Time{}

@@ -1,0 +1,71 @@
+package retry
+
+import "time"
+
+// Outcome describes how a Retry, Do or Hedge call ended; OnDone hooks
+// receive it. Branch on it as on the call's error:
+//
+//	switch {
+//	case o.Err == nil: // succeeded, after o.Attempts attempts
+//	case o.Reason == nil: // not retried: Permanent, rejected by If, or a server's "don't"
+//	case errors.Is(o.Reason, retry.ErrExhausted): // the schedule, or a MaxRetriesIf, ran out
+//	case errors.Is(o.Reason, retry.ErrMaxElapsed): // MaxElapsed's limit
+//	case errors.Is(o.Reason, retry.ErrBudgetExhausted): // a Budget refused
+//	case errors.Is(o.Reason, context.DeadlineExceeded): // the context's deadline
+//	default: // the context was cancelled: o.Reason is its cause
+//	}
+type Outcome struct {
+	// Attempts is the number of times fn was called; 0 if the context was
+	// done before the first attempt.
+	Attempts int
+	// Elapsed is the time from the start of the first attempt to the end of
+	// the call, on the call's clock; 0 if there was no attempt.
+	Elapsed time.Duration
+	// Err is the error the call returns: nil on success, the error as it is
+	// if it was not retried, or an *Error when the call gave up.
+	Err error
+	// Reason is why the call gave up, the reason Err unwraps to:
+	// ErrExhausted, ErrMaxElapsed, ErrBudgetExhausted,
+	// context.DeadlineExceeded or the context's cause. It is nil when the
+	// call succeeded, and when it ended on an error that was not retried.
+	// Unlike Err, it never matches an error that fn returned, so a failure
+	// from a lower layer that gave up too is not mistaken for this call's.
+	Reason error
+}
+
+// OnDone returns an Option that calls f once when the call ends, with how it
+// ended: after a success (the first attempt's included), after an error
+// that was not retried, when the call gives up, and when the context was
+// done before the first attempt. f runs on the goroutine that called Retry
+// or Do, after the last attempt and before the call returns; with Hedge,
+// on Hedge's goroutine, before it returns, while losing attempts may still
+// be running. It is not called if fn or another hook panics. Several OnDone
+// hooks all run, in the order given. Use it for metrics: attempts per call,
+// why calls gave up, how long they took.
+//
+// OnDone makes a call read its clock when it starts and when it ends; a call
+// with OnDone allocates nothing more than the same call without it.
+//
+// OnDone panics if f is nil.
+func OnDone(f func(Outcome)) Option {
+	if f == nil {
+		panic("retry: OnDone: nil function")
+	}
+	return Option{kind: onDoneOption, ref: f}
+}
+
+// done calls the OnDone hooks of opts with the outcome of a call that
+// started at start (the zero Time if no attempt was made), made attempts
+// attempts and returns err for reason. It reads opts without keeping them,
+// so they do not escape.
+func (c *config) done(opts []Option, start time.Time, attempts int, err, reason error) {
+	o := Outcome{Attempts: attempts, Err: err, Reason: reason}
+	if attempts > 0 {
+		o.Elapsed = c.now().Sub(start)
+	}
+	for _, opt := range opts {
+		if opt.kind == onDoneOption {
+			opt.ref.(func(Outcome))(o)
+		}
+	}
+}

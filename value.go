@@ -1,0 +1,93 @@
+package retry
+
+import (
+	"fmt"
+
+	"github.com/seed-b8c8f69d/retry/internal/optinfo"
+)
+
+func init() {
+	optinfo.IfValue = func(opt any) bool { return opt.(Option).kind == ifValueOption }
+}
+
+// IfValue returns an Option that makes Retry treat a value for which retry
+// returns true as a failed attempt, to be retried like an error although fn
+// returned a nil error: a job still "pending", a page not yet ready. It is
+// asked only about the values of attempts whose error is nil. With several
+// IfValue options, a value is retried if any of them returns true. Without
+// IfValue, every value with a nil error is a success.
+//
+// A rejected value is retried on the schedule like an error, under every
+// option that bounds retries (the context, MaxElapsed, WithBudget), but it
+// has no error: If predicates and MaxRetriesIf are not asked about it, and
+// OnRetry hooks see a nil Attempt.Err. When the call gives up after such an
+// attempt, Retry returns that value along with an *Error whose Last is nil,
+// which unwraps to the reason only: errors.Is(err, ErrExhausted) when the
+// schedule ran out.
+//
+// retry runs on the goroutine that called Retry, after each attempt that
+// returned a nil error.
+//
+// IfValue panics if retry is nil. Retry panics if T is not the type of its
+// function's value, and Do and Hedge panic if given an IfValue: Do has no
+// value to judge, and a value Hedge drops could not be released.
+func IfValue[T any](retry func(T) bool) Option {
+	if retry == nil {
+		panic("retry: IfValue: nil function")
+	}
+	return Option{kind: ifValueOption, ref: retry}
+}
+
+// checkValues panics, naming caller, if the function of an IfValue option
+// of opts does not take a T. It allocates nothing unless it panics.
+func checkValues[T any](caller string, opts []Option) {
+	for _, o := range opts {
+		if o.kind != ifValueOption {
+			continue
+		}
+		if f, ok := o.ref.(func(T) bool); !ok {
+			panic(fmt.Sprintf("retry: %s: IfValue's function is a %T, not a %T", caller, o.ref, f))
+		}
+	}
+}
+
+// rejected reports whether an IfValue option of opts, checked by
+// checkValues, returns true for v.
+func rejected[T any](opts []Option, v T) bool {
+	for _, o := range opts {
+		if o.kind == ifValueOption && o.ref.(func(T) bool)(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// valuePreds returns the functions of the IfValue options of opts, checked
+// by checkValues, for a loop to keep.
+func valuePreds[T any](opts []Option) []func(T) bool {
+	var preds []func(T) bool
+	for _, o := range opts {
+		if o.kind == ifValueOption {
+			preds = append(preds, o.ref.(func(T) bool))
+		}
+	}
+	return preds
+}
+
+// rejects reports whether any of preds returns true for v.
+func rejects[T any](preds []func(T) bool, v T) bool {
+	for _, p := range preds {
+		if p(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// mustNoValue panics when a call that has no value to judge, named caller,
+// is given an IfValue.
+func mustNoValue(caller string, cfg *config) {
+	if cfg.hasValue {
+		panic("retry: " + caller + " does not take IfValue, which needs Retry")
+	}
+}
