@@ -16,8 +16,9 @@
 //	client := retryhttp.NewClient(nil) // the default schedule: 4 retries with jittered backoff
 //	resp, err := client.Get(url)
 //
-// Every retry.Option works: WithClock, If, OnRetry, WithBudget, MaxPushback
-// and AttemptTimeout. Under a Transport, AttemptTimeout bounds each attempt
+// Every retry.Option but IfValue works: WithClock, If, OnRetry, OnDone,
+// WithBudget, MaxPushback, MaxElapsed, MaxRetriesIf, Observe and
+// AttemptTimeout (ShouldRetry, not IfValue, judges responses). Under a Transport, AttemptTimeout bounds each attempt
 // up to the arrival of the response headers; the body of the response
 // returned to the caller lives under the caller's context alone.
 //

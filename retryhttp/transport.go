@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 )
 
 // DefaultDrainLimit is the number of bytes of a failed attempt's response
@@ -92,9 +93,14 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 //
 // The options given to NewTransport apply to every request: WithClock,
 // WithBudget (one Budget may be shared by many Transports), MaxPushback, If,
-// OnRetry and AttemptTimeout all work. If predicates and OnRetry hooks see
-// the base's error, or a *StatusError for a retried status; OnRetry hooks
-// run after the failed attempt's response has been closed. With
+// OnRetry, OnDone, MaxElapsed, MaxRetriesIf and AttemptTimeout all work;
+// IfValue does not (see NewTransport). If predicates, MaxRetriesIf's match
+// and OnRetry hooks see the base's error, or a *StatusError for a retried
+// status; OnRetry hooks run after the failed attempt's response has been
+// closed. OnDone hooks see the error retry.Retry ended with: when the
+// retries run out on a status, an *retry.Error that unwraps to the
+// *StatusError, although RoundTrip then returns that response and a nil
+// error. With
 // retry.AttemptTimeout(d), each attempt must receive its response headers
 // within d or it is abandoned and retried; the response body returned to the
 // caller is not bound by d and stays readable under the request's context
@@ -213,7 +219,16 @@ type Transport struct {
 // Without a context deadline or a Take, an infinite s retries for as long as
 // attempts fail. NewTransport copies opts, so later changes to the caller's
 // slice do not affect the Transport.
+//
+// NewTransport panics if given a retry.IfValue: a response it rejected would
+// be neither returned nor closed. Set ShouldRetry instead, which sees the
+// whole response.
 func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
+	for _, o := range opts {
+		if optinfo.IfValue(o) {
+			panic("retryhttp: NewTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
+		}
+	}
 	o := make([]retry.Option, 0, len(opts)+2)
 	o = append(o, discardOnRetry)
 	o = append(o, opts...)
