@@ -42,8 +42,14 @@
 // Retry checks the context before every attempt, and does not start a wait
 // that would end after the context's deadline: it returns at once. When it
 // gives up, it returns an *Error that matches both the reason
-// (ErrExhausted, ErrBudgetExhausted, or the context's error) and the last
-// attempt's error with errors.Is.
+// (ErrExhausted, ErrMaxElapsed, ErrBudgetExhausted, or the context's error)
+// and the last attempt's error with errors.Is.
+//
+// Options shape a call: IfValue retries on a value, not only an error (a
+// job still pending); MaxRetriesIf bounds the retries after one kind of
+// error within the schedule; MaxElapsed bounds the time a call spends
+// retrying without cutting an attempt short; OnRetry sees every retry and
+// OnDone how every call ended, for logs and metrics.
 //
 // # Protecting the dependency
 //
