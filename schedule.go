@@ -2,6 +2,7 @@ package retry
 
 import (
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -86,8 +87,9 @@ func Exponential(base time.Duration) Schedule {
 }
 
 // ExponentialFactor returns the infinite Schedule base·factorⁱ for the i-th
-// retry counted from 0, rounded to the nearest nanosecond and saturating at
-// the largest Duration. gRPC's connection backoff uses a factor of 1.6;
+// retry counted from 0, rounded to the nearest nanosecond (halfway cases away
+// from zero) and saturating at the largest Duration: the first delay is base
+// itself. gRPC's connection backoff uses a factor of 1.6;
 // ExponentialFactor(base, 2) equals Exponential(base).
 //
 // ExponentialFactor panics if base is negative or factor is NaN or less
@@ -104,13 +106,58 @@ func ExponentialFactor(base time.Duration, factor float64) Schedule {
 			}
 			return
 		}
-		f := float64(base)
-		for yield(fromFloat(f)) {
-			if f < float64(maxDuration) { // once saturated, stay there without touching +Inf
-				f *= factor
+		// The exact delay is kept as the sum hi+lo of two float64s, about
+		// 106 bits: base exactly (a float64 alone rounds bases above 2⁵³
+		// ns), and each product by factor off by about 2⁻¹⁰⁵ of the delay,
+		// so the rounding to nanoseconds is right, where a float64 product
+		// drifts by up to microseconds over a long run.
+		hi := float64(base)
+		lo := float64(int64(uint64(base) - uint64(hi))) // base−hi, a few hundred ns at most
+		for {
+			d := roundSum(hi, lo)
+			if !yield(d) {
+				return
+			}
+			if d < maxDuration { // once saturated, stay there without touching +Inf
+				hi, lo = mulSum(hi, lo, factor)
 			}
 		}
 	}
+}
+
+// mulSum returns (hi+lo)·f as a normalized sum of two float64s, for
+// 0 < hi ≤ 2⁶³, |lo| ≤ ulp(hi)/2 and 1 ≤ f ≤ +Inf. A product of 2⁶⁴ or more
+// (+Inf included) is returned as hi alone: roundSum saturates it anyway, and
+// the error terms of an infinite product would be NaN.
+func mulSum(hi, lo, f float64) (float64, float64) {
+	p := hi * f
+	if !(p < 1<<64) {
+		return p, 0
+	}
+	e := math.FMA(hi, f, -p) + lo*f // hi·f = p+FMA(hi, f, −p) exactly
+	s := p + e
+	return s, e - (s - p)
+}
+
+// roundSum returns hi+lo, as made by mulSum, rounded to the nearest
+// nanosecond (halfway cases up) and saturating at the largest Duration.
+func roundSum(hi, lo float64) time.Duration {
+	if !(hi <= 1<<63) {
+		return maxDuration
+	}
+	r := math.Round(hi)                    // an integer up to 2⁶³, exact in a float64
+	adj := math.Floor((hi - r) + lo + 0.5) // the rest, rounded: an integer of a few thousand at most
+	if r == 1<<63 {
+		if adj >= 0 {
+			return maxDuration
+		}
+		return maxDuration - time.Duration(-adj) + 1
+	}
+	n := time.Duration(r)
+	if adj > 0 && n > maxDuration-time.Duration(adj) {
+		return maxDuration
+	}
+	return max(n+time.Duration(adj), 0)
 }
 
 // Fibonacci returns the infinite Schedule base, base, 2·base, 3·base, 5·base,
