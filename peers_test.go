@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -191,6 +192,24 @@ func TestPeerCenkalti(t *testing.T) {
 			})
 		}
 	})
+	// WithMaxElapsedTime itself: MaxElapsed stops before a wait that would
+	// end past the limit, timed from the first attempt, attempts included;
+	// a wait that ends exactly at the limit is made, as in cenkalti.
+	t.Run("max elapsed time", func(t *testing.T) {
+		for _, tc := range []struct {
+			limit time.Duration
+			calls int
+		}{{3 * time.Second, 4}, {3500 * time.Millisecond, 4}, {2999 * time.Millisecond, 3}} {
+			t.Run(tc.limit.String(), func(t *testing.T) {
+				calls := 0
+				err := retry.Do(t.Context(), retry.Constant(time.Second), failing(&calls, errPeer),
+					retry.WithClock(retry.NewFakeClock(peerEpoch)), retry.MaxElapsed(tc.limit))
+				assert.ErrorIs(t, err, retry.ErrMaxElapsed)
+				assert.ErrorIs(t, err, errPeer)
+				assert.Equal(t, tc.calls, calls)
+			})
+		}
+	})
 }
 
 func TestPeerAvast(t *testing.T) {
@@ -209,6 +228,16 @@ func TestPeerAvast(t *testing.T) {
 		assert.Equal(t, 10, re.Attempts)
 		assert.Equal(t, 45, sum)
 		assert.Equal(t, "retry: gave up after 10 attempts: schedule exhausted: last error: test", err.Error())
+	})
+	// TestAttemptsForError: at most 3 attempts for one error, within a
+	// schedule that allows 5.
+	t.Run("attempts for an error", func(t *testing.T) {
+		calls := 0
+		err := retry.Do(t.Context(), retry.Constant(0).Take(4), failing(&calls, os.ErrInvalid),
+			retry.MaxRetriesIf(2, func(err error) bool { return errors.Is(err, os.ErrInvalid) }))
+		assert.ErrorIs(t, err, retry.ErrExhausted)
+		assert.ErrorIs(t, err, os.ErrInvalid)
+		assert.Equal(t, 3, calls)
 	})
 	// TestDoFirstOk: no OnRetry call when the first attempt succeeds.
 	t.Run("first ok", func(t *testing.T) {
@@ -475,21 +504,48 @@ func TestPeerFailsafe(t *testing.T) {
 		assert.Equal(t, 3, calls)
 	})
 	// "should fail when max duration exceeded": the second attempt takes
-	// 120 ms against a 100 ms limit. failsafe's WithMaxDuration counts the
-	// attempts' own time; a context deadline does here.
+	// 120 ms against a 100 ms limit, which counts the attempts' own time.
 	t.Run("max duration counts the attempts", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-		defer cancel()
 		clock := retry.NewFakeClock(peerEpoch)
 		calls := 0
-		err := retry.Do(ctx, retry.Constant(0), func(context.Context) error {
+		err := retry.Do(t.Context(), retry.Constant(0), func(context.Context) error {
 			if calls++; calls == 2 {
 				clock.Advance(120 * time.Millisecond)
 			}
 			return errPeer
-		}, retry.WithClock(clock))
-		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		}, retry.WithClock(clock), retry.MaxElapsed(100*time.Millisecond))
+		assert.ErrorIs(t, err, retry.ErrMaxElapsed)
 		assert.Equal(t, 2, calls)
+	})
+	// "should return ExceededError with wrapped results": a result handled
+	// as a failure (HandleResult) is IfValue here; giving up, the *Error
+	// has no last error and the value comes back.
+	t.Run("retry on a value", func(t *testing.T) {
+		calls := 0
+		v, err := retry.Retry(t.Context(), retry.Constant(0).Take(2), func(context.Context) (bool, error) {
+			calls++
+			return false, nil
+		}, retry.IfValue(func(ok bool) bool { return !ok }))
+		assert.False(t, v)
+		assert.ErrorIs(t, err, retry.ErrExhausted)
+		var re *retry.Error
+		require.ErrorAs(t, err, &re)
+		assert.NoError(t, re.Last)
+		assert.Equal(t, 3, calls)
+	})
+	// "should not retry on non-retriable failure": retry while the value is
+	// 500, unboundedly.
+	t.Run("retry while a value", func(t *testing.T) {
+		calls := 0
+		v, err := retry.Retry(t.Context(), retry.Constant(0), func(context.Context) (int, error) {
+			if calls++; calls <= 2 {
+				return 500, nil
+			}
+			return 0, nil
+		}, retry.IfValue(func(v int) bool { return v == 500 }))
+		require.NoError(t, err)
+		assert.Zero(t, v)
+		assert.Equal(t, 3, calls)
 	})
 	// "unlimited attempts".
 	t.Run("unlimited", func(t *testing.T) {
