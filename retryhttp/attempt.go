@@ -53,18 +53,25 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 			return nil, retry.Permanent(&rewindError{err})
 		}
 	}
-	resp, failed, err := c.send(actx, body, true)
-	if err != nil {
+	resp, failed, err := c.send(actx, c.n, body, true, false)
+	switch {
+	case err != nil && !failed:
+		return nil, retry.Permanent(err)
+	case err != nil:
 		return nil, err
-	}
-	if !failed {
+	case !failed:
 		return resp, nil
 	}
-	se := &StatusError{StatusCode: resp.StatusCode, resp: resp, drain: c.t.drainLimit()}
+	se := c.statusError(resp)
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		return nil, withRetryAfter(se, resp.Header.Get("Retry-After"))
 	}
 	return nil, se
+}
+
+// statusError returns the error of an attempt whose response failed.
+func (c *call) statusError(resp *http.Response) *StatusError {
+	return &StatusError{StatusCode: resp.StatusCode, resp: resp, drain: c.t.drainLimit()}
 }
 
 // attemptOnce sends the only attempt of a request that is not retried, for
@@ -82,39 +89,51 @@ func (c *call) attemptOnce(actx context.Context) (*http.Response, error) {
 // returns the base's response or error as they are, or errAttemptTimeout.
 func (c *call) sendOnce(actx context.Context) (*http.Response, error) {
 	c.n++
-	resp, _, err := c.send(actx, nil, false)
+	resp, _, err := c.send(actx, c.n, nil, false, false)
 	return resp, err
 }
 
-// send sends attempt c.n of c.tmpl through the base, with body in place of
+// send sends attempt n of c.tmpl through the base, with body in place of
 // its Body unless body is nil, and returns the base's response or error, or
 // errAttemptTimeout. With judge, it also decides whether the attempt failed
-// and is worth retrying: failed reports it of a response, and an error not
-// worth retrying comes back marked Permanent.
+// and is worth another: failed reports it of a response or an error. An
+// error is returned as the base returned it, whatever failed says; an error
+// of PrepareRetry comes back with failed false.
 //
-// actx is the context Retry gives the attempt: the request's own context, or
-// with retry.AttemptTimeout one derived from it that ends at the attempt's
-// deadline and is cancelled as soon as the attempt returns. A response body
-// must outlive that, so then the attempt is sent under a context of its own,
-// derived from the request's, which a timer set to actx's deadline cancels
-// only until the attempt is judged: the headers have arrived and ShouldRetry,
-// which may peek at the body, has decided. That context is released when the
-// response body is closed or read to the end.
-func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp *http.Response, failed bool, err error) {
+// actx is the context retry.Retry or retry.Hedge gives the attempt. With
+// Retry it is the request's own context, or with retry.AttemptTimeout one
+// derived from it that ends at the attempt's deadline and is cancelled as
+// soon as the attempt returns. A response body must outlive that, so then
+// the attempt is sent under a context of its own, derived from the
+// request's, which a timer set to actx's deadline cancels only until the
+// attempt is judged: the headers have arrived and ShouldRetry, which may
+// peek at the body, has decided. That context is released when the response
+// body is closed or read to the end.
+//
+// In a race (a hedging Transport's), actx also ends when the request loses,
+// and Hedge cancels it even for the winner once it has returned, so every
+// request is sent under a context of its own in the same way, which actx's
+// end cancels only until the request is judged.
+func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race bool) (resp *http.Response, failed bool, err error) {
 	t, ctx := c.t, c.req.Context()
-	deadline, timed := attemptDeadline(actx, ctx)
+	var deadline time.Time
+	var timed bool
+	if !race {
+		deadline, timed = attemptDeadline(actx, ctx)
+	}
+	cut := timed || race // actx can end the attempt before the request's context does
 
 	// The request to send is the template itself when nothing differs, so
 	// that a first attempt allocates nothing; otherwise a shallow copy,
 	// under a context that carries the attempt's number (if it is not the
-	// first, or if ctx carries another Transport's) and, with a timeout,
-	// can be cancelled.
+	// first, or if ctx carries another Transport's) and, when actx can cut
+	// the attempt short, can be cancelled.
 	req, sctx := c.tmpl, ctx
-	if c.n > 1 || ctx.Value(attemptKey{}) != nil {
-		sctx = context.WithValue(ctx, attemptKey{}, c.n)
+	if n > 1 || ctx.Value(attemptKey{}) != nil {
+		sctx = context.WithValue(ctx, attemptKey{}, n)
 	}
 	var cancel context.CancelFunc
-	if timed {
+	if cut {
 		sctx, cancel = context.WithCancel(sctx)
 	}
 	if sctx != ctx {
@@ -123,15 +142,19 @@ func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp 
 	if body != nil {
 		req.Body = body
 	}
-	if c.n > 1 && t.PrepareRetry != nil || t.OnAttempt != nil {
-		if err := c.hooks(req, cancel); err != nil {
-			return nil, false, retry.Permanent(err)
+	if n > 1 && t.PrepareRetry != nil || t.OnAttempt != nil {
+		if err := c.hooks(req, n, cancel); err != nil {
+			return nil, false, err
 		}
 	}
 
 	var timer *time.Timer
-	if timed {
+	var unlink func() bool
+	switch {
+	case timed:
 		timer = time.AfterFunc(time.Until(deadline), cancel)
+	case race:
+		unlink = context.AfterFunc(actx, cancel)
 	}
 	resp, err = c.base.RoundTrip(req)
 	switch {
@@ -148,34 +171,43 @@ func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp 
 	case resp != nil:
 		resp.Request = c.req
 	}
-	// Judge the attempt unless it has already timed out, while the timer
+	// Judge the attempt unless actx has already cut it short, while actx
 	// still bounds it: ShouldRetry may read the body.
-	if judge && (!timed || sctx.Err() == nil || ctx.Err() != nil) {
+	if judge && (!cut || sctx.Err() == nil || ctx.Err() != nil) {
 		failed = c.judge(resp, err, cancel)
 	}
 
-	if timer != nil && !timer.Stop() && ctx.Err() == nil {
-		// The attempt's deadline passed before it was judged, and the
-		// request's context is still alive: the attempt timed out. If a
-		// response won the race, its body is already cancelled.
+	cutShort := false
+	switch {
+	case timer != nil:
+		cutShort = !timer.Stop() && ctx.Err() == nil
+	case unlink != nil:
+		cutShort = !unlink() && ctx.Err() == nil
+	}
+	if cutShort {
+		// actx ended before the attempt was judged, and the request's
+		// context is still alive: the attempt timed out, or in a race it
+		// lost. If a response won the race, its body is already cancelled.
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
 		}
 		cancel()
-		// actx's own timer is due at the same instant as ours but may not
-		// have fired yet. Wait for it: retry.Retry retries an attempt that
-		// failed after its own timeout only if it sees actx done.
-		<-actx.Done()
-		return nil, false, errAttemptTimeout
+		if timer != nil {
+			// actx's own timer is due at the same instant as ours but may
+			// not have fired yet. Wait for it: retry.Retry retries an
+			// attempt that failed after its own timeout only if it sees
+			// actx done.
+			<-actx.Done()
+		} else if cause := context.Cause(actx); errors.Is(cause, retry.ErrHedgeLost) {
+			return nil, false, cause // nobody reads a loser's error
+		}
+		return nil, true, errAttemptTimeout
 	}
 	if err != nil {
 		if cancel != nil {
 			cancel()
 		}
-		if judge && !failed {
-			err = retry.Permanent(err)
-		}
-		return nil, false, err
+		return nil, failed, err
 	}
 	if cancel != nil {
 		if resp.Body == nil || resp.Body == http.NoBody {
@@ -187,11 +219,11 @@ func (c *call) send(actx context.Context, body io.ReadCloser, judge bool) (resp 
 	return resp, failed, nil
 }
 
-// hooks calls PrepareRetry, on a retry, and OnAttempt with req, the request
-// about to be sent, and returns PrepareRetry's error. If that fails or either
-// panics, it closes the body req would have sent and releases cancel, if not
-// nil: nothing of the attempt outlives it.
-func (c *call) hooks(req *http.Request, cancel context.CancelFunc) error {
+// hooks calls PrepareRetry, on a retry (n > 1), and OnAttempt with req, the
+// request about to be sent as attempt n, and returns PrepareRetry's error. If
+// that fails or either panics, it closes the body req would have sent and
+// releases cancel, if not nil: nothing of the attempt outlives it.
+func (c *call) hooks(req *http.Request, n int, cancel context.CancelFunc) error {
 	t, ok := c.t, false
 	defer func() {
 		if ok {
@@ -204,7 +236,7 @@ func (c *call) hooks(req *http.Request, cancel context.CancelFunc) error {
 			cancel()
 		}
 	}()
-	if c.n > 1 && t.PrepareRetry != nil {
+	if n > 1 && t.PrepareRetry != nil {
 		// The copy gets its own Header, so that PrepareRetry can change it
 		// without touching the caller's request.
 		if req.Header = req.Header.Clone(); req.Header == nil {
@@ -215,7 +247,7 @@ func (c *call) hooks(req *http.Request, cancel context.CancelFunc) error {
 		}
 	}
 	if t.OnAttempt != nil {
-		t.OnAttempt(req, c.n)
+		t.OnAttempt(req, n)
 	}
 	ok = true
 	return nil
