@@ -19,6 +19,7 @@ type call struct {
 	req  *http.Request // the caller's, never modified; the Request of every response
 	tmpl *http.Request // what each attempt sends a copy of: req, or a copy with its body buffered
 	n    int           // attempts started
+	sent int           // requests sent by the races of a hedging base, if base is one
 
 	fn     func(context.Context) (*http.Response, error) // c.attempt, bound once
 	fnOnce func(context.Context) (*http.Response, error) // c.attemptOnce, bound once
@@ -156,7 +157,15 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 	case race:
 		unlink = context.AfterFunc(actx, cancel)
 	}
-	resp, err = c.base.RoundTrip(req)
+	if hb, ok := c.base.(*Transport); ok && hb.hedging && !race {
+		// A retrying Transport stacked on a hedging one: its races number
+		// their requests after those of the earlier races of this call,
+		// which runs them one at a time. (The requests of a race run
+		// concurrently, so a race's call has no such count.)
+		resp, err = hb.roundTrip(req, &c.sent)
+	} else {
+		resp, err = c.base.RoundTrip(req)
+	}
 	switch {
 	case resp == nil && err == nil:
 		// A base that breaks the RoundTripper contract: report it as

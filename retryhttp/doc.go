@@ -28,4 +28,16 @@
 // headers, OnAttempt sees every attempt, and BufferBody makes bodies without
 // GetBody retryable. A base RoundTripper reads the number of the attempt it
 // sends with AttemptNumber.
+//
+// NewHedgingTransport makes a Transport that hedges instead of retrying,
+// with retry.Hedge: under the same rule of what may be sent twice, it sends
+// a request again each time a delay passes without an answer, returns the
+// first success, and cancels the other copies and closes their responses.
+// Stack a retrying Transport on it to retry the races that failed:
+//
+//	lat := retry.NewLatency()
+//	hedging := retryhttp.NewHedgingTransport(nil,
+//		lat.Quantile(0.95).AtLeast(5*time.Millisecond).Cap(time.Second).Take(1),
+//		retry.Observe(lat), retry.WithBudget(retry.NewBudget(0.05, 10)))
+//	client := &http.Client{Transport: retryhttp.NewTransport(hedging, nil)}
 package retryhttp

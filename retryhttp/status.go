@@ -79,7 +79,13 @@ var discardOnRetry = retry.OnRetry(func(a retry.Attempt) {
 })
 
 // discard drains up to e.drain bytes of the response body and closes it.
-func (e *StatusError) discard() {
+func (e *StatusError) discard() { e.release(e.drain) }
+
+// close closes the response body without reading it.
+func (e *StatusError) close() { e.release(0) }
+
+// release drains up to drain bytes of the response body and closes it.
+func (e *StatusError) release(drain int64) {
 	if e.discarded {
 		return
 	}
@@ -89,8 +95,8 @@ func (e *StatusError) discard() {
 	if body == nil { // a base that breaks the RoundTripper contract
 		return
 	}
-	if e.drain > 0 {
-		_, _ = io.CopyN(io.Discard, body, e.drain)
+	if drain > 0 {
+		_, _ = io.CopyN(io.Discard, body, drain)
 	}
 	_ = body.Close()
 }

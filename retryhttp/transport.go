@@ -25,7 +25,14 @@ var defaultSchedule = retry.Exponential(100 * time.Millisecond).Cap(2 * time.Sec
 
 // calls recycles the per-request state of RoundTrip, so that a request that
 // succeeds at once allocates nothing in the Transport.
-var calls = sync.Pool{New: func() any { return newCall() }}
+var calls sync.Pool
+
+func init() {
+	// Set here rather than in calls' declaration, which would make an
+	// initialization cycle: a call's attempt may reach RoundTrip again,
+	// through a hedging base.
+	calls.New = func() any { return newCall() }
+}
 
 // defaultOptions are the options of a zero Transport.
 var defaultOptions = []retry.Option{discardOnRetry}
@@ -42,7 +49,10 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 
 // A Transport is an http.RoundTripper that sends each request through a base
 // RoundTripper and retries it with retry.Retry when that is safe and
-// worthwhile.
+// worthwhile. A Transport made by NewHedgingTransport hedges instead: it
+// races copies of each request that could be retried, with retry.Hedge;
+// what follows holds for it too, except where NewHedgingTransport says
+// otherwise.
 //
 // Which requests: only those that can be sent twice without harm, that is
 // whose method is GET, HEAD, OPTIONS, TRACE, PUT or DELETE, or whose Header
@@ -116,9 +126,10 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // context.DeadlineExceeded) without retrying.
 //
 // The hooks (ShouldRetry, PrepareRetry, OnAttempt, as well as RetryStatus
-// and RetryError) run on the goroutine that called RoundTrip, and may panic:
-// the panic reaches the caller, and whatever the attempt had opened (its
-// response body, the rewound request body) is closed first.
+// and RetryError) run on the goroutine that called RoundTrip (in a hedging
+// Transport, on each copy's own), and may panic: the panic reaches the
+// caller, and whatever the attempt had opened (its response body, the
+// rewound request body) is closed first.
 //
 // A Transport is safe for concurrent use by multiple goroutines. Its
 // exported fields must be set before its first use and not changed after.
@@ -167,7 +178,10 @@ type Transport struct {
 	// the body, read a fresh copy from GetBody. If it returns an error, the
 	// attempt is not sent, the retries stop and RoundTrip returns that
 	// error as it is. It runs on the goroutine that called RoundTrip, after
-	// the wait; it may be called concurrently from several requests.
+	// the wait; it may be called concurrently from several requests. In a
+	// hedging Transport it is called before every copy of a request but the
+	// first (every copy whose AttemptNumber is above 1), on the copy's own
+	// goroutine, and its error ends the race.
 	PrepareRetry func(req *http.Request) error
 
 	// OnAttempt, if set, is called before every attempt, the first
@@ -176,7 +190,9 @@ type Transport struct {
 	// is the one the base receives: the caller's own for a first attempt
 	// that needs no copy, so OnAttempt must not modify it. It runs after
 	// PrepareRetry, on the goroutine that called RoundTrip, and may be
-	// called concurrently from several requests.
+	// called concurrently from several requests. In a hedging Transport it
+	// runs before every copy of a request, on the copy's own goroutine, so
+	// also concurrently for the copies of one request.
 	OnAttempt func(req *http.Request, attempt int)
 
 	// DrainLimit is the most bytes read and discarded from the body of a
@@ -204,9 +220,10 @@ type Transport struct {
 	BufferBody int64
 
 	base     http.RoundTripper // nil: http.DefaultTransport
-	schedule retry.Schedule    // nil: defaultSchedule
-	opts     []retry.Option    // discardOnRetry followed by the caller's options
+	schedule retry.Schedule    // nil: defaultSchedule; never nil when hedging
+	opts     []retry.Option    // discardOnRetry followed by the caller's options; when hedging, the caller's followed by closeLosers
 	onceOpts []retry.Option    // opts followed by noBudget; nil without caller's options
+	hedging  bool              // made by NewHedgingTransport: races requests with retry.Hedge instead of retrying them
 }
 
 // NewTransport returns a Transport that sends requests through base and
@@ -254,6 +271,14 @@ func NewClient(s retry.Schedule, opts ...retry.Option) *http.Client {
 // attempt is made), and it returns either a response or an error, never
 // both.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.roundTrip(req, nil)
+}
+
+// roundTrip is RoundTrip. A retrying Transport whose base is a hedging one
+// calls it in place of RoundTrip with sent, the number of requests the
+// races of its call have sent so far, which the race numbers its own after
+// and then adds them to.
+func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, error) {
 	base := t.base
 	if base == nil {
 		base = http.DefaultTransport
@@ -268,6 +293,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
+	}
+	if t.hedging && !once {
+		return t.race(base, req, tmpl, sent)
 	}
 	c := calls.Get().(*call)
 	c.t, c.base, c.req, c.tmpl = t, base, req, tmpl

@@ -1,0 +1,250 @@
+package retryhttp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/seed-b8c8f69d/retry"
+)
+
+// NewHedgingTransport returns a Transport that hedges requests through base
+// instead of retrying them: it sends a request and, while no copy has
+// succeeded, sends another each time a delay of s elapses; the first success
+// is returned and the other copies are cancelled. Each request is one call
+// of retry.Hedge with s and opts, a race, whose rules apply.
+//
+// Only requests that a Transport would retry race: an idempotent method or
+// an idempotency key, and a body that can be rewound (GetBody, or
+// BufferBody). Every other request, such as a POST without an idempotency
+// key, is sent exactly once. Each copy is a shallow copy of the caller's
+// request with its own context, its own body (the caller's Body for the
+// first, a fresh one from GetBody for the others) and its AttemptNumber: 1,
+// 2, … in the order the copies start.
+//
+// A copy succeeds when the Transport would not retry its outcome
+// (RetryStatus, RetryError or ShouldRetry decide, as for retries): so a 200
+// or a 404 wins, and RoundTrip returns it at once, its body readable until
+// it is closed or read to the end. A copy that fails in a way the Transport
+// would retry (a 503, a reset connection, its own retry.AttemptTimeout)
+// starts the next one at once, using up a delay of s; any other failure ends
+// the race. If no copy wins, RoundTrip returns, as a retrying Transport
+// does, the latest failure: the failed response itself, body intact, or the
+// base's error as it is; or, once the request's context is done, its cause.
+//
+// Losers are cancelled (with the cause retry.ErrHedgeLost) and whatever
+// response they still get is closed, even after RoundTrip has returned: a
+// failed one drained up to DrainLimit bytes first, one that succeeded too
+// late closed unread. The Transport keeps only the latest failed response,
+// for the caller should every copy fail, and closes it unread if one wins.
+// Over HTTP/1, cancelling a copy in flight costs its connection.
+//
+// The options are retry.Hedge's: WithClock, If, OnRetry (before each copy
+// after the first; Attempt.Err is nil when a delay started it), WithBudget
+// (each copy after the first withdraws a token; a refusal only stops
+// further copies), AttemptTimeout (per copy, up to its response headers and
+// ShouldRetry's verdict, as for retries), Observe (every copy that ends
+// before the race does) and Discard (each losing response that succeeded,
+// before the Transport closes it). MaxPushback and Retry-After are ignored.
+//
+// Hooks: OnAttempt runs before every copy and PrepareRetry before every
+// copy but the first, each on the copy's own goroutine, as do RetryStatus,
+// RetryError and ShouldRetry after it; so they may run concurrently for the
+// copies of one request. If and OnRetry run on the caller's goroutine. A
+// panic in a hook reaches the caller of RoundTrip, after what the copy
+// opened is closed, if RoundTrip has not returned; after that it ends the
+// program, as any panic on a goroutine of its own.
+//
+// To retry races too, stack a retrying Transport on a hedging one:
+// NewTransport(NewHedgingTransport(base, hedges), retries). A race that no
+// copy won then fails as one attempt (its failed response drained, its
+// Retry-After honoured), and the retrying Transport starts a new race after
+// its wait; each layer has its own options and hooks. The copies of later
+// races carry the AttemptNumbers that follow those of earlier races, and
+// PrepareRetry of the hedging Transport sees every copy whose number is
+// above 1.
+//
+// A nil base means http.DefaultTransport, read at each request.
+// NewHedgingTransport copies opts. It panics if s is nil, or if a Discard
+// option's function does not take an *http.Response.
+func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
+	if s == nil {
+		panic("retryhttp: NewHedgingTransport: nil schedule")
+	}
+	o := make([]retry.Option, 0, len(opts)+2)
+	o = append(o, opts...)
+	o = append(o, closeLosers)
+	// Hedge checks its options before anything else, and makes no attempt
+	// under a done context: this call panics now on a Discard of the
+	// wrong type, rather than at every request.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _ = retry.Hedge(done, s, noRequest, o...)
+	t := &Transport{base: base, schedule: s, opts: o, hedging: true}
+	if len(opts) > 0 {
+		// As in NewTransport: onceOpts shares o's array, past its end.
+		t.onceOpts = append(o, noBudget)
+	}
+	return t
+}
+
+// noRequest is the function of the Hedge call that checks the options of a
+// hedging Transport; it is never called.
+func noRequest(context.Context) (*http.Response, error) { return nil, nil }
+
+// closeLosers is the Discard option of every hedging Transport: it closes
+// the body of each response that succeeded but lost the race, which is
+// never read. It runs on the losing request's goroutine, or on the caller's
+// for a response that arrived with the winner, so it closes without
+// draining: a body that stalls cannot hold up anything.
+var closeLosers = retry.Discard(func(resp *http.Response) {
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+})
+
+// A race is the state of one RoundTrip of a hedging Transport. Unlike a
+// call it is never recycled: the goroutines of losing requests keep it
+// after RoundTrip has returned.
+type race struct {
+	call // set before the race starts, then only read; its n is unused
+
+	before int // requests sent for the caller's request before this race: 0, unless stacked
+
+	mu   sync.Mutex
+	sent int   // guarded by mu: requests of this race started
+	over bool  // guarded by mu: RoundTrip has its result; failures from now on are closed at once
+	last error // guarded by mu: the latest failure, a *StatusError owning its response; nil once over
+}
+
+// race runs a race for req and returns its result, as described on
+// NewHedgingTransport.
+func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *int) (*http.Response, error) {
+	r := &race{call: call{t: t, base: base, req: req, tmpl: tmpl}}
+	if sent != nil {
+		r.before = *sent
+		defer func() { *sent = r.before + r.sent }() // read after end, which fixes r.sent
+	}
+	ctx := req.Context()
+	finished := false
+	defer func() {
+		if !finished { // a hook panicked: release what the race holds
+			r.end()
+		}
+	}()
+	resp, err := retry.Hedge(ctx, t.schedule, r.attempt, t.opts...)
+	finished = true
+	return r.result(ctx, resp, err)
+}
+
+// attempt sends one request of the race, for retry.Hedge: it returns the
+// response on success and otherwise a nil response and an error: the base's
+// (marked Permanent if it is not worth another request), a *StatusError for
+// a failed response, errAttemptTimeout, or a Permanent error of GetBody or
+// PrepareRetry. It records every failure first (see fail).
+func (r *race) attempt(actx context.Context) (*http.Response, error) {
+	r.mu.Lock()
+	if r.over || actx.Err() != nil {
+		// Hedge has decided since it started this attempt: send nothing.
+		r.mu.Unlock()
+		return nil, context.Cause(actx)
+	}
+	r.sent++
+	k := r.sent
+	r.mu.Unlock()
+
+	var body io.ReadCloser
+	if req := r.tmpl; k > 1 && req.Body != nil && req.Body != http.NoBody {
+		// Each request after the first gets a fresh body, as a retry does.
+		var err error
+		if body, err = req.GetBody(); err != nil {
+			err = &rewindError{err}
+			r.fail(actx, err)
+			return nil, retry.Permanent(err)
+		}
+	}
+	resp, failed, err := r.send(actx, r.before+k, body, true, true)
+	switch {
+	case err != nil:
+		r.fail(actx, err)
+		if !failed {
+			return nil, retry.Permanent(err)
+		}
+		return nil, err
+	case !failed:
+		return resp, nil
+	}
+	se := r.statusError(resp)
+	r.fail(actx, se)
+	return nil, se
+}
+
+// fail records err, the failure of a request whose context is actx, as the
+// race's latest, and releases the one it replaces; a *StatusError's response
+// is drained and closed. If the race is over, or Hedge has decided it
+// (actx's cause is retry.ErrHedgeLost), nobody will read err: fail releases
+// it at once instead.
+func (r *race) fail(actx context.Context, err error) {
+	r.mu.Lock()
+	if r.over || errors.Is(context.Cause(actx), retry.ErrHedgeLost) {
+		r.mu.Unlock()
+		release(err)
+		return
+	}
+	prev := r.last
+	r.last = err
+	r.mu.Unlock()
+	release(prev)
+}
+
+// release drains and closes the response that err holds, if any.
+func release(err error) {
+	if se, ok := err.(*StatusError); ok {
+		se.discard()
+	}
+}
+
+// end marks the race over and returns what it holds: the latest failure,
+// which the caller now owns, and the number of requests started. If none
+// started, the caller's body was never handed to the base, so end closes
+// it, as RoundTrip must.
+func (r *race) end() (last error, sent int) {
+	r.mu.Lock()
+	r.over = true
+	last, sent = r.last, r.sent
+	r.last = nil
+	r.mu.Unlock()
+	if sent == 0 && r.tmpl.Body != nil {
+		r.tmpl.Body.Close()
+	}
+	return last, sent
+}
+
+// result turns what retry.Hedge returned into what RoundTrip returns: the
+// winner, the latest failure, or the context's error. A failed response
+// that is not returned is closed unread, so as not to delay the caller.
+func (r *race) result(ctx context.Context, resp *http.Response, err error) (*http.Response, error) {
+	last, sent := r.end()
+	se, held := last.(*StatusError)
+	switch {
+	case err == nil:
+		if held {
+			se.close()
+		}
+		return resp, nil
+	case sent == 0 || ctx.Err() != nil:
+		if held {
+			se.close()
+		}
+		return nil, context.Cause(ctx)
+	case held:
+		return se.resp, nil
+	case last != nil:
+		return nil, last
+	}
+	// Not reached: every failure is recorded before Hedge sees it, and
+	// only a failure Hedge has not seen can be released unrecorded.
+	return nil, err
+}
