@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 )
 
 // NewHedgingTransport returns a Transport that hedges requests through base
@@ -42,17 +43,20 @@ import (
 // Over HTTP/1, cancelling a copy in flight costs its connection.
 //
 // The options are retry.Hedge's: WithClock, If, OnRetry (before each copy
-// after the first; Attempt.Err is nil when a delay started it), WithBudget
-// (each copy after the first withdraws a token; a refusal only stops
-// further copies), AttemptTimeout (per copy, up to its response headers and
-// ShouldRetry's verdict, as for retries), Observe (every copy that ends
-// before the race does) and Discard (each losing response that succeeded,
-// before the Transport closes it). MaxPushback and Retry-After are ignored.
+// after the first; Attempt.Err is nil when a delay started it), OnDone
+// (Attempts counts the copies started), WithBudget (each copy after the
+// first withdraws a token; a refusal only stops further copies),
+// AttemptTimeout (per copy, up to its response headers and ShouldRetry's
+// verdict, as for retries), Observe (every copy that ends before the race
+// does) and Discard (each losing response that succeeded, before the
+// Transport closes it). MaxPushback, Retry-After, MaxElapsed and
+// MaxRetriesIf are ignored; IfValue is refused.
 //
 // Hooks: OnAttempt runs before every copy and PrepareRetry before every
 // copy but the first, each on the copy's own goroutine, as do RetryStatus,
 // RetryError and ShouldRetry after it; so they may run concurrently for the
-// copies of one request. If and OnRetry run on the caller's goroutine. A
+// copies of one request. If, OnRetry and OnDone run on the caller's
+// goroutine. A
 // panic in a hook reaches the caller of RoundTrip, after what the copy
 // opened is closed, if RoundTrip has not returned; after that it ends the
 // program, as any panic on a goroutine of its own.
@@ -67,21 +71,21 @@ import (
 // above 1.
 //
 // A nil base means http.DefaultTransport, read at each request.
-// NewHedgingTransport copies opts. It panics if s is nil, or if a Discard
-// option's function does not take an *http.Response.
+// NewHedgingTransport copies opts. It panics if s is nil or if given a
+// retry.IfValue (set ShouldRetry instead). RoundTrip panics, as retry.Hedge
+// does, if a Discard option's function does not take an *http.Response.
 func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
 	if s == nil {
 		panic("retryhttp: NewHedgingTransport: nil schedule")
 	}
+	for _, o := range opts {
+		if optinfo.IfValue(o) {
+			panic("retryhttp: NewHedgingTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
+		}
+	}
 	o := make([]retry.Option, 0, len(opts)+2)
 	o = append(o, opts...)
 	o = append(o, closeLosers)
-	// Hedge checks its options before anything else, and makes no attempt
-	// under a done context: this call panics now on a Discard of the
-	// wrong type, rather than at every request.
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, _ = retry.Hedge(done, s, noRequest, o...)
 	t := &Transport{base: base, schedule: s, opts: o, hedging: true}
 	if len(opts) > 0 {
 		// As in NewTransport: onceOpts shares o's array, past its end.
@@ -89,10 +93,6 @@ func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry
 	}
 	return t
 }
-
-// noRequest is the function of the Hedge call that checks the options of a
-// hedging Transport; it is never called.
-func noRequest(context.Context) (*http.Response, error) { return nil, nil }
 
 // closeLosers is the Discard option of every hedging Transport: it closes
 // the body of each response that succeeded but lost the race, which is

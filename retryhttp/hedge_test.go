@@ -451,11 +451,31 @@ func TestHedgeOptions(t *testing.T) {
 			}
 		})
 	})
-	t.Run("a Discard of the wrong type panics at construction", func(t *testing.T) {
-		assert.PanicsWithValue(t, "retry: Hedge: Discard's function is a func(string), not a func(*http.Response)", func() {
-			NewHedgingTransport(nil, retry.Constant(d), retry.Discard(func(string) {}))
+	t.Run("OnDone", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv, base := newPipeServer(t, hang(nil), status(200))
+			var got []retry.Outcome
+			rt := NewHedgingTransport(base, retry.Constant(d).Take(3), retry.OnDone(func(o retry.Outcome) { got = append(got, o) }))
+			resp, err := rt.RoundTrip(mustGet(t, srv.URL))
+			require.NoError(t, err)
+			readAll(t, resp)
+			require.Len(t, got, 1)
+			assert.Equal(t, 2, got[0].Attempts)
+			assert.NoError(t, got[0].Err)
 		})
+	})
+	t.Run("bad configuration", func(t *testing.T) {
 		assert.PanicsWithValue(t, "retryhttp: NewHedgingTransport: nil schedule", func() { NewHedgingTransport(nil, nil) })
+		assert.PanicsWithValue(t,
+			"retryhttp: NewHedgingTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response",
+			func() {
+				NewHedgingTransport(nil, retry.Constant(d), retry.IfValue(func(*http.Response) bool { return true }))
+			})
+		rt := NewHedgingTransport(stubBase{&http.Response{StatusCode: 200, Body: http.NoBody}}, retry.Constant(d),
+			retry.Discard(func(string) {}))
+		assert.PanicsWithValue(t, "retry: Hedge: Discard's function is a func(string), not a func(*http.Response)", func() {
+			rt.RoundTrip(mustGet(t, "http://example.test/"))
+		})
 	})
 }
 
