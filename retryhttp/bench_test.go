@@ -30,6 +30,9 @@ func BenchmarkTransport(b *testing.B) {
 		{"retryhttp-timeout", func(base http.RoundTripper) http.RoundTripper {
 			return NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))
 		}},
+		{"hedging", func(base http.RoundTripper) http.RoundTripper {
+			return NewHedgingTransport(base, hedgeLate)
+		}},
 	}
 	for _, c := range clients {
 		b.Run("client="+c.name, func(b *testing.B) {
@@ -109,6 +112,7 @@ func BenchmarkTransportOverhead(b *testing.B) {
 		{"retryhttp", NewTransport(base, nil)},
 		{"retryhttp-options", NewTransport(base, nil, retry.WithBudget(retry.NewBudget(0.1, 10)), retry.OnRetry(func(retry.Attempt) {}))},
 		{"retryhttp-timeout", NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))},
+		{"hedging", NewHedgingTransport(base, hedgeLate)},
 	} {
 		b.Run("client="+c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -119,4 +123,48 @@ func BenchmarkTransportOverhead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// hedgeLate is the hedge schedule of the benchmarks' hedging Transports: one
+// hedge, after a delay no loopback request comes near, so that the first
+// copy always wins and the fast path alone is measured.
+var hedgeLate = retry.Constant(10 * time.Second).Take(1)
+
+// BenchmarkHedgingTransportPaired is BenchmarkTransportPaired for a hedging
+// Transport whose first copy always wins before the delay: it sends the
+// same GET through a bare http.Client and through the hedging Transport in
+// alternation, and reports the mean time of each and their ratio.
+func BenchmarkHedgingTransportPaired(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	bareBase, hedgeBase := &http.Transport{}, &http.Transport{}
+	defer bareBase.CloseIdleConnections()
+	defer hedgeBase.CloseIdleConnections()
+	clients := [2]*http.Client{{Transport: bareBase}, {Transport: NewHedgingTransport(hedgeBase, hedgeLate)}}
+	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var spent [2]time.Duration
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		for k := range 2 {
+			c := (i + k) % 2 // alternate which goes first
+			start := time.Now()
+			resp, err := clients[c].Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			spent[c] += time.Since(start)
+		}
+		i++
+	}
+	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "bare-ns/req")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "hedging-ns/req")
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), "ratio")
 }
