@@ -125,18 +125,25 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 	r := &race{call: call{t: t, base: base, req: req, tmpl: tmpl}}
 	if sent != nil {
 		r.before = *sent
-		defer func() { *sent = r.before + r.sent }() // read after end, which fixes r.sent
 	}
 	ctx := req.Context()
-	finished := false
+	n, over := 0, false
 	defer func() {
-		if !finished { // a hook panicked: release what the race holds
-			r.end()
+		if !over {
+			// Hedge panicked (a hook did, or a Discard does not take an
+			// *http.Response): release what the race holds.
+			var last error
+			n, last = r.end()
+			closeHeld(last)
+		}
+		if sent != nil {
+			*sent = r.before + n
 		}
 	}()
 	resp, err := retry.Hedge(ctx, t.schedule, r.attempt, t.opts...)
-	finished = true
-	return r.result(ctx, resp, err)
+	n, last := r.end()
+	over = true
+	return r.result(ctx, resp, err, n, last)
 }
 
 // attempt sends one request of the race, for retry.Hedge: it returns the
@@ -206,38 +213,33 @@ func release(err error) {
 	}
 }
 
-// end marks the race over and returns what it holds: the latest failure,
-// which the caller now owns, and the number of requests started. If none
+// end marks the race over and returns the number of requests started and
+// what it holds: the latest failure, which the caller now owns. If none
 // started, the caller's body was never handed to the base, so end closes
 // it, as RoundTrip must.
-func (r *race) end() (last error, sent int) {
+func (r *race) end() (sent int, last error) {
 	r.mu.Lock()
 	r.over = true
-	last, sent = r.last, r.sent
+	sent, last = r.sent, r.last
 	r.last = nil
 	r.mu.Unlock()
 	if sent == 0 && r.tmpl.Body != nil {
 		r.tmpl.Body.Close()
 	}
-	return last, sent
+	return sent, last
 }
 
-// result turns what retry.Hedge returned into what RoundTrip returns: the
-// winner, the latest failure, or the context's error. A failed response
-// that is not returned is closed unread, so as not to delay the caller.
-func (r *race) result(ctx context.Context, resp *http.Response, err error) (*http.Response, error) {
-	last, sent := r.end()
-	se, held := last.(*StatusError)
-	switch {
+// result turns what retry.Hedge returned, and what the race held when it
+// ended (see end), into what RoundTrip returns: the winner, the latest
+// failure, or the context's error. A failed response that is not returned
+// is closed unread, so as not to delay the caller.
+func (r *race) result(ctx context.Context, resp *http.Response, err error, sent int, last error) (*http.Response, error) {
+	switch se, held := last.(*StatusError); {
 	case err == nil:
-		if held {
-			se.close()
-		}
+		closeHeld(last)
 		return resp, nil
 	case sent == 0 || ctx.Err() != nil:
-		if held {
-			se.close()
-		}
+		closeHeld(last)
 		return nil, context.Cause(ctx)
 	case held:
 		return se.resp, nil
@@ -247,4 +249,11 @@ func (r *race) result(ctx context.Context, resp *http.Response, err error) (*htt
 	// Not reached: every failure is recorded before Hedge sees it, and
 	// only a failure Hedge has not seen can be released unrecorded.
 	return nil, err
+}
+
+// closeHeld closes, unread, the response that err holds, if any.
+func closeHeld(err error) {
+	if se, ok := err.(*StatusError); ok {
+		se.close()
+	}
 }

@@ -548,6 +548,12 @@ func TestHedgeHookFailures(t *testing.T) {
 			}
 			return DefaultShouldRetry(resp, err)
 		}, panics: true},
+		{name: "ShouldRetry panics with a failed response held", judge: func(resp *http.Response, err error) bool {
+			if resp != nil && resp.StatusCode == 200 {
+				panic("signer bug")
+			}
+			return DefaultShouldRetry(resp, err)
+		}, panics: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
