@@ -53,8 +53,25 @@ func (g *gauge) get(name string) int {
 // hangLimit with what.
 func (g *gauge) await(t *testing.T, what string, cond func(c map[string]int) bool) {
 	t.Helper()
+	g.awaitPoking(t, what, cond, nil)
+}
+
+// awaitPoking is await that also calls poke, if not nil, before every check
+// and every few milliseconds, for a condition that needs something done
+// again until it holds.
+func (g *gauge) awaitPoking(t *testing.T, what string, cond func(c map[string]int) bool, poke func()) {
+	t.Helper()
 	limit := time.After(hangLimit)
+	var tick <-chan time.Time
+	if poke != nil {
+		ticker := time.NewTicker(5 * time.Millisecond)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
 	for {
+		if poke != nil {
+			poke()
+		}
 		g.mu.Lock()
 		ok, changed := cond(g.counts), g.changed
 		counts := maps.Clone(g.counts)
@@ -64,6 +81,7 @@ func (g *gauge) await(t *testing.T, what string, cond func(c map[string]int) boo
 		}
 		select {
 		case <-changed:
+		case <-tick:
 		case <-limit:
 			t.Fatalf("still waiting for %s after %v: %v", what, hangLimit, counts)
 		}
@@ -123,16 +141,19 @@ func replicaServer(t *testing.T, g *gauge, name string, handler http.HandlerFunc
 
 // router is a load balancer in front of two replicas: it sends a request's
 // first attempt to the slow replica if the request's X-Replica header says
-// so, and every other request to the fast one.
+// so, and every other request to the fast one. It counts in g the requests
+// it sends to the slow one.
 type router struct {
 	base       http.RoundTripper
 	slow, fast *url.URL
+	g          *gauge
 }
 
 func (r router) RoundTrip(req *http.Request) (*http.Response, error) {
 	target := r.fast
 	if AttemptNumber(req.Context()) == 1 && req.Header.Get("X-Replica") == "slow" {
 		target = r.slow
+		r.g.add("routed to slow", 1)
 	}
 	out := *req // a shallow copy: a RoundTripper must not modify req
 	u := *req.URL
@@ -146,9 +167,10 @@ func (r router) RoundTrip(req *http.Request) (*http.Response, error) {
 // every tenth request goes first to that one. Every request must complete
 // while the slow replica is still held, which puts the p99, and even the
 // slowest request, below the slow replica's delay without measuring
-// anything against a clock. Then every request the slow replica got must
-// end because the Transport cancelled it, every response body must be
-// closed, and every connection, once the client closes its idle ones.
+// anything against a clock. Then every request that reached the slow
+// replica must end because the Transport cancelled it, every response body
+// must be closed, and every connection, once the client closes its idle
+// ones.
 func TestHedgeSlowReplica(t *testing.T) {
 	const (
 		requests   = 200
@@ -173,7 +195,7 @@ func TestHedgeSlowReplica(t *testing.T) {
 	})
 	base := &http.Transport{MaxIdleConnsPerHost: workers}
 	client := &http.Client{Transport: NewHedgingTransport(
-		ledger{base: router{base: base, slow: slow, fast: fast}, g: g},
+		ledger{base: router{base: base, slow: slow, fast: fast, g: g}, g: g},
 		retry.Constant(hedgeAfter).Take(2))}
 
 	took := make([]time.Duration, requests)
@@ -214,16 +236,24 @@ func TestHedgeSlowReplica(t *testing.T) {
 	g.await(t, "the slow replica's requests to be cancelled", func(c map[string]int) bool {
 		return c["slow cancelled"] == c["slow started"]
 	})
-	assert.Equal(t, requests/every, g.get("slow started"), "one request per slow-first race")
+	// Each slow-first race sent its first copy to the slow replica. Under
+	// load, a hedge may win while that copy is still connecting, which
+	// cancels it before the replica sees it: at most that many arrived.
+	assert.Equal(t, requests/every, g.get("routed to slow"), "one copy per slow-first race")
+	assert.LessOrEqual(t, g.get("slow started"), requests/every)
 	close(release)
 
 	g.await(t, "every response body to be closed", func(c map[string]int) bool {
 		return c["in flight"] == 0 && c["bodies closed"] == c["bodies opened"]
 	})
-	base.CloseIdleConnections() // the ledger and the router in between have no such method
-	g.await(t, "every connection to be closed", func(c map[string]int) bool {
+	// A connection goes back to the client's idle pool shortly after its
+	// body was read, on a goroutine of net/http's, so close the idle ones
+	// until every connection is closed: a leaked body would keep its
+	// connection busy, never idle, and fail the test here. (The ledger and
+	// the router in between have no CloseIdleConnections: call the base's.)
+	g.awaitPoking(t, "every connection to be closed", func(c map[string]int) bool {
 		return c["slow conns closed"] == c["slow conns opened"] && c["fast conns closed"] == c["fast conns opened"]
-	})
+	}, base.CloseIdleConnections)
 	assert.Zero(t, g.get("slow answered"))
 
 	slices.Sort(took)
