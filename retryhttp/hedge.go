@@ -153,8 +153,10 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 // PrepareRetry. It records every failure first (see fail).
 func (r *race) attempt(actx context.Context) (*http.Response, error) {
 	r.mu.Lock()
-	if r.over || actx.Err() != nil {
-		// Hedge has decided since it started this attempt: send nothing.
+	if r.over || lost(actx) || r.req.Context().Err() != nil {
+		// Hedge has decided since it started this attempt, or the request's
+		// context has ended: send nothing. (An attempt whose own timeout
+		// has already expired is sent, and fails as timed out.)
 		r.mu.Unlock()
 		return nil, context.Cause(actx)
 	}
@@ -195,7 +197,7 @@ func (r *race) attempt(actx context.Context) (*http.Response, error) {
 // it at once instead.
 func (r *race) fail(actx context.Context, err error) {
 	r.mu.Lock()
-	if r.over || errors.Is(context.Cause(actx), retry.ErrHedgeLost) {
+	if r.over || lost(actx) {
 		r.mu.Unlock()
 		release(err)
 		return
@@ -204,6 +206,12 @@ func (r *race) fail(actx context.Context, err error) {
 	r.last = err
 	r.mu.Unlock()
 	release(prev)
+}
+
+// lost reports whether Hedge has decided the race of the request whose
+// context is actx without it.
+func lost(actx context.Context) bool {
+	return errors.Is(context.Cause(actx), retry.ErrHedgeLost)
 }
 
 // release drains and closes the response that err holds, if any.
@@ -238,7 +246,7 @@ func (r *race) result(ctx context.Context, resp *http.Response, err error, sent 
 	case err == nil:
 		closeHeld(last)
 		return resp, nil
-	case sent == 0 || ctx.Err() != nil:
+	case ctx.Err() != nil:
 		closeHeld(last)
 		return nil, context.Cause(ctx)
 	case held:
@@ -247,7 +255,8 @@ func (r *race) result(ctx context.Context, resp *http.Response, err error, sent 
 		return nil, last
 	}
 	// Not reached: every failure is recorded before Hedge sees it, and
-	// only a failure Hedge has not seen can be released unrecorded.
+	// only a failure Hedge has not seen can be released unrecorded, but
+	// never return neither a response nor an error.
 	return nil, err
 }
 

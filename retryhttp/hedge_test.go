@@ -381,6 +381,19 @@ func TestHedgeAttemptTimeout(t *testing.T) {
 	})
 }
 
+// TestHedgeAttemptTimeoutExpired runs copies whose own timeout has expired
+// before they start: each is still sent, and fails as timed out.
+func TestHedgeAttemptTimeoutExpired(t *testing.T) {
+	srv := newServer(t, status(200))
+	rt := NewHedgingTransport(newBase(t), retry.Constant(time.Hour).Take(2), retry.AttemptTimeout(time.Nanosecond))
+	var numbers []int
+	rt.OnAttempt = func(req *http.Request, n int) { numbers = append(numbers, n) }
+	resp, err := rt.RoundTrip(mustGet(t, srv.URL))
+	assert.Nil(t, resp)
+	assert.Equal(t, errAttemptTimeout, err)
+	assert.Equal(t, []int{1, 2, 3}, numbers, "one copy at a time: each failure starts the next")
+}
+
 // TestHedgeOptions checks the options a race passes to retry.Hedge.
 func TestHedgeOptions(t *testing.T) {
 	const d = 10 * time.Millisecond
