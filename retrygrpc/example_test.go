@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -201,4 +202,63 @@ func ExampleCodes() {
 	fmt.Println(calls, "calls:", status.Code(err), errors.Is(err, retry.ErrExhausted))
 	// Output:
 	// 3 calls: ResourceExhausted true
+}
+
+// A client-streaming upload survives a server that fails half-way: the
+// messages sent before the failure are sent again on the retry, as long as
+// they fit in the replay limit. Past the limit the call is committed and the
+// failure comes back as it is.
+func ExampleReplayLimit() {
+	// The first attempt of every call reads one message and fails; later
+	// ones answer with everything they received.
+	var calls atomic.Int32
+	srv := &server{collect: func(n int, ss grpc.ServerStream) error {
+		calls.Add(1)
+		if n%2 == 1 {
+			_ = ss.RecvMsg(str(""))
+			return status.Error(codes.Unavailable, "restarting")
+		}
+		got, err := collectAll(ss)
+		if err != nil {
+			return err
+		}
+		return ss.SendMsg(str(got))
+	}}
+	addr, stop := serveEcho(srv)
+	defer stop()
+
+	for _, limit := range []int{retrygrpc.DefaultReplayLimit, 4} {
+		conn, err := grpc.NewClient("passthrough:///"+addr,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDisableRetry(),
+			grpc.WithStreamInterceptor(retrygrpc.StreamClientInterceptor(retry.Constant(0).Take(2),
+				retrygrpc.ReplayLimit(limit))))
+		if err != nil {
+			panic(err)
+		}
+		calls.Store(0)
+		got, err := upload(context.Background(), conn, "alpha", "beta", "gamma")
+		fmt.Printf("limit %d: %q, %v, %d calls\n", limit, got, status.Code(err), calls.Load())
+		conn.Close()
+	}
+	// Output:
+	// limit 262144: "alpha,beta,gamma", OK, 2 calls
+	// limit 4: "", Unavailable, 1 calls
+}
+
+// serveEcho starts a gRPC server with the Echo service of s on a loopback
+// port and returns its address and a function that stops it.
+func serveEcho(s *server) (string, func()) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv := grpc.NewServer()
+	srv.RegisterService(&echoDesc, s)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(lis)
+	}()
+	return lis.Addr().String(), func() { srv.Stop(); <-done }
 }
