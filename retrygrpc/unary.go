@@ -46,9 +46,10 @@ import (
 // The interceptor is safe for concurrent use by any number of calls and
 // connections; a Budget given with With is shared by all of them (make one
 // interceptor per target for a budget per target). A call that succeeds at
-// once allocates nothing in the interceptor. Disable grpc-go's own retries
-// on the connection (grpc.WithDisableRetry) so that the two do not
-// multiply; see the package documentation.
+// once allocates one object in the interceptor: the options it hands to
+// gRPC, which are never recycled. Disable grpc-go's own retries on the
+// connection (grpc.WithDisableRetry) so that the two do not multiply; see
+// the package documentation.
 //
 // UnaryClientInterceptor panics if s is nil.
 func UnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryClientInterceptor {
@@ -62,7 +63,7 @@ func UnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryClientIn
 		}
 		u := unaryCalls.Get().(*unaryCall)
 		u.cfg, u.ctx, u.method, u.req, u.reply, u.cc, u.invoker = cfg, ctx, method, req, reply, cc, invoker
-		u.callOpts = append(append(u.callOpts[:0], callOpts...), grpc.Trailer(&u.trailer))
+		u.callOpts, u.extra = callOpts, newExtra(callOpts)
 		err := result(ctx, retry.Do(ctx, s, u.fn, cfg.opts...))
 		u.reset()
 		unaryCalls.Put(u)
@@ -71,8 +72,9 @@ func UnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryClientIn
 }
 
 // unaryCall is the state of one unary call. Calls are recycled through
-// unaryCalls: once retry.Do has returned nothing refers to a call, since
-// the invoker has returned and the errors handed out do not point back.
+// unaryCalls, with their bound fn: once retry.Do has returned nothing refers
+// to a call, since the invoker has returned and the errors handed out do not
+// point back. What gRPC itself holds is in extra, which is not recycled.
 type unaryCall struct {
 	cfg      *config
 	ctx      context.Context // the caller's, while the call runs
@@ -81,8 +83,8 @@ type unaryCall struct {
 	reply    any
 	cc       *grpc.ClientConn
 	invoker  grpc.UnaryInvoker
-	callOpts []grpc.CallOption // the caller's, then grpc.Trailer(&trailer); the array is kept
-	trailer  metadata.MD       // the last attempt's trailer
+	callOpts []grpc.CallOption // the caller's, as given; never written to
+	extra    *extra            // the current attempt's
 	n        int               // attempts made
 	fn       func(context.Context) error
 }
@@ -93,10 +95,28 @@ var unaryCalls = sync.Pool{New: func() any {
 	return u
 }}
 
-// reset clears u for reuse, keeping fn and the array of callOpts.
+// reset clears u for reuse, keeping fn.
 func (u *unaryCall) reset() {
-	clear(u.callOpts)
-	*u = unaryCall{callOpts: u.callOpts[:0], fn: u.fn}
+	*u = unaryCall{fn: u.fn}
+}
+
+// extra is what an attempt hands to gRPC: the call options followed by
+// grpc.Trailer(&trailer), through which the attempt's trailer, and the
+// server's pushback, come back. It is made afresh for every attempt (the
+// one allocation of a call that succeeds at once) and never recycled: gRPC
+// may still read the options after the invoker returned (a call cancelled
+// as it completes runs its OnFinish options on another goroutine), so a
+// recycled slice could hand one call's options to another.
+type extra struct {
+	trailer metadata.MD
+	opts    []grpc.CallOption
+	inline  [4]grpc.CallOption
+}
+
+func newExtra(callOpts []grpc.CallOption) *extra {
+	x := new(extra)
+	x.opts = append(append(x.inline[:0], callOpts...), grpc.Trailer(&x.trailer))
+	return x
 }
 
 // attempt makes one attempt, for retry.Do.
@@ -106,10 +126,13 @@ func (u *unaryCall) attempt(actx context.Context) error {
 	if u.n > 1 {
 		ctx = metadata.AppendToOutgoingContext(actx, PreviousAttemptsKey, strconv.Itoa(u.n-1))
 	}
-	u.trailer = nil
-	err := u.invoker(ctx, u.method, u.req, u.reply, u.cc, u.callOpts...)
+	if u.n > 1 {
+		u.extra = newExtra(u.callOpts)
+	}
+	x := u.extra
+	err := u.invoker(ctx, u.method, u.req, u.reply, u.cc, x.opts...)
 	if err == nil {
 		return nil
 	}
-	return u.cfg.mark(u.ctx, actx, err, u.trailer)
+	return u.cfg.mark(u.ctx, actx, err, x.trailer)
 }
