@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retrygrpc"
 )
 
@@ -106,6 +107,13 @@ var grpcClients = []struct {
 				grpcretry.WithCodes(codes.Unavailable)))}
 	}},
 	{"builtin", func() []grpc.DialOption { return []grpc.DialOption{grpc.WithDefaultServiceConfig(builtinConfig)} }},
+	// retrygrpc's hedging, with one hedge after 100 ms, which a successful
+	// call on loopback never reaches: the cost of hedging when it is not
+	// needed (a goroutine per attempt, the response decoded from its bytes).
+	{"hedge", func() []grpc.DialOption {
+		return []grpc.DialOption{grpc.WithDisableRetry(),
+			grpc.WithUnaryInterceptor(retrygrpc.HedgeUnaryClientInterceptor(retry.Constant(100 * time.Millisecond).Take(1)))}
+	}},
 }
 
 // BenchmarkGRPCPaired makes the same call through every client of

@@ -262,3 +262,54 @@ func serveEcho(s *server) (string, func()) {
 	}()
 	return lis.Addr().String(), func() { srv.Stop(); <-done }
 }
+
+// twoReplicas answers Check like two replicas behind one address: the first
+// attempt of a call stalls until it is cancelled, a hedge answers at once.
+type twoReplicas struct {
+	healthpb.UnimplementedHealthServer
+	cancelled chan struct{}
+}
+
+func (r *twoReplicas) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if len(md.Get(retrygrpc.PreviousAttemptsKey)) == 0 {
+		<-ctx.Done() // the slow replica
+		close(r.cancelled)
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	_ = grpc.SetHeader(ctx, metadata.Pairs("replica", "fast"))
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+// A hedged call: when the first attempt has not answered after the delay, a
+// second one is sent, and the first answer wins. The slow attempt is
+// cancelled.
+func ExampleHedgeUnaryClientInterceptor() {
+	replicas := &twoReplicas{cancelled: make(chan struct{})}
+	addr, stop := serve(replicas)
+	defer stop()
+
+	// One hedge after 1 ms; in production, a delay near the method's p95
+	// latency (retry.NewLatency can track it).
+	conn, err := grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDisableRetry(),
+		grpc.WithUnaryInterceptor(retrygrpc.HedgeUnaryClientInterceptor(retry.Constant(time.Millisecond).Take(1))))
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+
+	var header metadata.MD
+	resp, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{}, grpc.Header(&header))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Status, "from the", header.Get("replica")[0], "replica")
+	<-replicas.cancelled
+	fmt.Println("slow attempt cancelled")
+	// Output:
+	// SERVING from the fast replica
+	// slow attempt cancelled
+}
