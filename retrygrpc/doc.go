@@ -1,6 +1,6 @@
-// Package retrygrpc retries gRPC client calls with package retry's
-// schedules, budgets, pushback rules and fake-clock testing, as client
-// interceptors that follow gRFC A6 (gRPC's retry design).
+// Package retrygrpc retries and hedges gRPC client calls with package
+// retry's schedules, budgets, pushback rules and fake-clock testing, as
+// client interceptors that follow gRFC A6 (gRPC's retry design).
 //
 //	policy := retry.Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(nil).Take(4)
 //	budget := retry.NewBudget(0.1, 10) // retries at most 10% of this target's calls, plus 10
@@ -27,6 +27,13 @@
 // headers or first response message arrive (see StreamClientInterceptor).
 // The client messages sent before a failure are kept, up to ReplayLimit
 // bytes, and sent again on the next attempt.
+//
+// # Hedging
+//
+// HedgeUnaryClientInterceptor sends a unary call again when it has not
+// answered after a delay, takes the first success and cancels the rest
+// (retry.Hedge, gRFC A6's hedging policy). Hedge only methods that are safe
+// to receive several times, and give each method either retries or hedging.
 //
 // # Budgets
 //
