@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 	"google.golang.org/grpc/codes"
 )
 
@@ -96,12 +97,24 @@ func ReplayLimit(bytes int) Option {
 	return Option{kind: replayOption, limit: bytes}
 }
 
-// With returns an Option that passes opts to every retry.Retry (or
+// With returns an Option that passes opts to every retry.Do (or
 // retry.Hedge) the interceptor makes: retry.WithClock, retry.If,
-// retry.OnRetry, retry.WithBudget, retry.MaxPushback and
-// retry.AttemptTimeout all work. If predicates and OnRetry hooks see each
-// attempt's status error, without its pushback marker. With copies opts.
+// retry.OnRetry, retry.OnDone, retry.WithBudget, retry.MaxPushback,
+// retry.MaxElapsed, retry.MaxRetriesIf, retry.AttemptTimeout, retry.Observe
+// and retry.Discard all work as those functions describe (retry.Hedge
+// ignores some of them). If predicates, MaxRetriesIf's match and OnRetry
+// hooks see each attempt's status error, without its pushback marker. For a
+// stream, the retries end at the commit, so OnDone runs then, not at the
+// end of the stream. With copies opts.
+//
+// With panics if an option is a retry.IfValue: the interceptors judge a call
+// by its status, never by its reply (use Codes or retry.If).
 func With(opts ...retry.Option) Option {
+	for _, o := range opts {
+		if optinfo.IfValue(o) {
+			panic("retrygrpc: With: retry.IfValue is not supported; judge calls by their status with Codes or retry.If")
+		}
+	}
 	return Option{kind: withOption, opts: append([]retry.Option(nil), opts...)}
 }
 

@@ -395,6 +395,29 @@ func TestUnaryIfAndOnRetry(t *testing.T) {
 	}
 }
 
+// TestUnaryCoreOptions checks that options added to the core since work
+// through With: MaxElapsed gives up on the call's clock, OnDone reports the
+// call once.
+func TestUnaryCoreOptions(t *testing.T) {
+	var outcomes []retry.Outcome
+	srv := &server{check: failing(10, unavailable)}
+	cc, clock := unaryConn(t, srv, retry.Constant(time.Second),
+		retrygrpc.With(retry.MaxElapsed(2500*time.Millisecond), retry.OnDone(func(o retry.Outcome) { outcomes = append(outcomes, o) })))
+	_, err := check(t.Context(), cc)
+	if !errors.Is(err, retry.ErrMaxElapsed) || status.Code(err) != codes.Unavailable {
+		t.Errorf("error %v, want ErrMaxElapsed and Unavailable", err)
+	}
+	if n := len(srv.seen()); n != 3 {
+		t.Errorf("%d calls, want 3", n)
+	}
+	if got := clock.Sleeps(); len(got) != 2 {
+		t.Errorf("waits %v", got)
+	}
+	if len(outcomes) != 1 || outcomes[0].Attempts != 3 || !errors.Is(outcomes[0].Reason, retry.ErrMaxElapsed) {
+		t.Errorf("OnDone saw %+v", outcomes)
+	}
+}
+
 // TestUnaryHeaderAndTrailer checks that the caller's grpc.Header and
 // grpc.Trailer see the last attempt's metadata.
 func TestUnaryHeaderAndTrailer(t *testing.T) {
@@ -493,6 +516,8 @@ func TestConstructionPanics(t *testing.T) {
 		"Codes(99)":           func() { retrygrpc.Codes(99) },
 		"nil Methods":         func() { retrygrpc.Methods(nil) },
 		"negative limit":      func() { retrygrpc.ReplayLimit(-1) },
+		"IfValue":             func() { retrygrpc.With(retry.IfValue(func(any) bool { return true })) },
+		"nil hedge schedule":  func() { retrygrpc.HedgeUnaryClientInterceptor(nil) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
