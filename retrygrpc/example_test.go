@@ -264,19 +264,23 @@ func serveEcho(s *server) (string, func()) {
 }
 
 // twoReplicas answers Check like two replicas behind one address: the first
-// attempt of a call stalls until it is cancelled, a hedge answers at once.
+// attempt of a call stalls until it is cancelled, a hedge answers as soon
+// as the first attempt has arrived (so that the example's output never
+// depends on timing).
 type twoReplicas struct {
 	healthpb.UnimplementedHealthServer
-	cancelled chan struct{}
+	arrived, cancelled chan struct{}
 }
 
 func (r *twoReplicas) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if len(md.Get(retrygrpc.PreviousAttemptsKey)) == 0 {
+		close(r.arrived)
 		<-ctx.Done() // the slow replica
 		close(r.cancelled)
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
+	<-r.arrived
 	_ = grpc.SetHeader(ctx, metadata.Pairs("replica", "fast"))
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }
@@ -285,7 +289,7 @@ func (r *twoReplicas) Check(ctx context.Context, _ *healthpb.HealthCheckRequest)
 // second one is sent, and the first answer wins. The slow attempt is
 // cancelled.
 func ExampleHedgeUnaryClientInterceptor() {
-	replicas := &twoReplicas{cancelled: make(chan struct{})}
+	replicas := &twoReplicas{arrived: make(chan struct{}), cancelled: make(chan struct{})}
 	addr, stop := serve(replicas)
 	defer stop()
 

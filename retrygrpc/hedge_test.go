@@ -37,13 +37,17 @@ func firstAttempt(ctx context.Context) bool {
 // win whatever the timing, so the real clock makes no test flaky here (a
 // FakeClock would make retry.Hedge sequential).
 func TestHedgeFastReplicaWins(t *testing.T) {
-	cancelled := make(chan struct{})
+	arrived, cancelled := make(chan struct{}), make(chan struct{})
 	srv := &server{check: func(_ int, ctx context.Context) (*healthpb.HealthCheckResponse, error) {
 		if firstAttempt(ctx) {
+			close(arrived)
 			<-ctx.Done()
 			close(cancelled)
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
+		// Answer only once the first attempt is in its handler, so that
+		// its cancellation is seen there whatever the timing.
+		<-arrived
 		_ = grpc.SetHeader(ctx, metadata.Pairs("replica", "fast"))
 		_ = grpc.SetTrailer(ctx, metadata.Pairs("served-by", "fast"))
 		return serving()
@@ -83,13 +87,15 @@ func TestHedgeNonFatal(t *testing.T) {
 // TestHedgeFatal: a fatal code from any attempt ends the call at once, as it
 // is, and cancels the attempt still in flight.
 func TestHedgeFatal(t *testing.T) {
-	cancelled := make(chan struct{})
+	arrived, cancelled := make(chan struct{}), make(chan struct{})
 	srv := &server{check: func(_ int, ctx context.Context) (*healthpb.HealthCheckResponse, error) {
 		if firstAttempt(ctx) {
+			close(arrived)
 			<-ctx.Done()
 			close(cancelled)
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
+		<-arrived // as in TestHedgeFastReplicaWins
 		return nil, status.Error(codes.InvalidArgument, "bad")
 	}}
 	cc := hedgeConn(t, srv, retry.Constant(time.Millisecond).Take(1))
