@@ -479,3 +479,40 @@ func TestStreamMethods(t *testing.T) {
 		t.Errorf("%d calls, want 1", n)
 	}
 }
+
+// blockingClock is a Clock whose Sleep waits until its context ends: a wait
+// that only the caller's cancellation can end.
+type blockingClock struct{}
+
+func (blockingClock) Now() time.Time { return t0 }
+func (blockingClock) Sleep(ctx context.Context, _ time.Duration) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestStreamCancelDuringWait checks that a call cancelled while it waits
+// between attempts ends at once with Canceled, the interceptor's goroutine
+// with it (TestMain's goleak checks that).
+func TestStreamCancelDuringWait(t *testing.T) {
+	srv := &server{split: func(int, string, grpc.ServerStream) error { return unavailable }}
+	waiting := make(chan struct{})
+	cc := start(t, srv, grpc.WithStreamInterceptor(retrygrpc.StreamClientInterceptor(retry.Constant(time.Hour),
+		retrygrpc.With(retry.WithClock(blockingClock{}), retry.OnRetry(func(retry.Attempt) { close(waiting) })))))
+	ctx, cancel := context.WithCancel(t.Context())
+	cs, err := cc.NewStream(ctx, splitDesc, splitMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SendMsg(str("x")); err != nil {
+		t.Fatal(err)
+	}
+	<-waiting
+	cancel()
+	_, err = recvAll(cs)
+	if status.Code(err) != codes.Canceled || !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want Canceled", err)
+	}
+	if n := len(srv.seen()); n != 1 {
+		t.Errorf("%d calls, want 1", n)
+	}
+}
