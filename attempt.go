@@ -42,80 +42,33 @@ type Attempt struct {
 // context; if ctx is done before the first attempt it returns the zero T and
 // an *Error with no attempts. A panic in fn propagates to the caller.
 //
-// Retry ranges over s once per call that retries, by calling it with a yield
-// function, and keeps only the last error. A negative delay from s counts as
-// 0. s must keep the iterator contract (never call yield after it returned
-// false or after s returned), as for any range loop: the yield function Retry
+// Retry draws the delays of s one by one, in its own loop, when s is made of
+// this package's sources and combinators only. Any other Schedule (written
+// by hand, or a chain with one in it) it ranges once per call that retries,
+// by calling it with a yield function, and a negative delay counts as 0. s
+// must keep the iterator contract (never call yield after it returned false
+// or after s returned), as for any range loop: the yield function Retry
 // hands s is valid for that one call only, and panics if called after
-// returning false or after the call ended, without affecting any other call.
+// returning false or after the call ended, without affecting any other
+// call. Either way Retry keeps only the last error.
 //
 // Retry allocates nothing of its own when the first attempt succeeds. A call
-// that retries allocates its state and its yield function, two allocations
-// per run of each combinator in s, the real clock's timer (one per call that
-// waits, reset between waits) and the contexts of AttemptTimeout; none of
-// them is reused by another call. fn itself is kept while s runs, so a
-// closure passed as fn is allocated by its caller.
+// that retries on a schedule of this package allocates only the real clock's
+// timer (one per call that waits, reset between waits), the contexts of
+// AttemptTimeout and, with OnRetry, a 24-byte record of when it started. On
+// any other schedule, or with OnDone, MaxElapsed, IfValue or MaxRetriesIf,
+// it also allocates its state and yield function, and two objects per run
+// of each combinator around a hand-written schedule. None of them is reused
+// by another call. fn itself is kept while the call runs, so a closure
+// passed as fn is allocated by its caller.
 //
 // Retry panics if s or fn is nil, before anything else, even if ctx is done,
 // and if an IfValue option's function does not take a T.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
-	mustSchedule("Retry", s)
-	if fn == nil {
-		panic("retry: Retry: nil function")
-	}
-	if len(opts) > 0 {
-		return retryOptions(ctx, s, fn, opts)
-	}
-	if ctx.Err() != nil {
-		var zero T
-		return zero, doneBefore(ctx)
-	}
-	v, err := fn(ctx)
-	if err == nil {
-		return v, nil
-	}
-	return retryRest(ctx, s, fn, defaultConfig, nil, time.Time{}, v, err, false)
-}
-
-// retryOptions is Retry with options. It is a separate function so that a
-// call without options does not pay for building a config.
-func retryOptions[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts []Option) (T, error) {
-	cfg := newConfig(opts)
-	if cfg.hasValue {
-		checkValues[T]("Retry", opts)
-	}
-	if ctx.Err() != nil {
-		var zero T
-		err := doneBefore(ctx)
-		if cfg.hasDone {
-			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
-		}
-		return zero, err
-	}
-	start := cfg.begin()
-	v, err, own := call(ctx, fn, &cfg)
-	if err == nil && !(cfg.hasValue && rejected(opts, v)) {
-		if cfg.hasDone {
-			cfg.done(opts, start, 1, nil, nil)
-		}
-		return v, nil
-	}
-	return retryRest(ctx, s, fn, cfg, opts, start, v, err, own)
-}
-
-// retryRest continues a Retry whose first attempt failed with err, or
-// returned a value v that IfValue rejected (err is then nil).
-func retryRest[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), cfg config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
-	l := &loop[T]{v: v, fn: fn}
-	l.init(ctx, cfg, opts, start)
-	if cfg.hasValue {
-		l.preds = valuePreds[T](opts)
-	}
-	out := l.run(s, err, own)
-	if cfg.hasDone {
-		cfg.done(opts, start, l.n, out, l.reason)
-	}
-	return l.v, out
+	// Retry and Do are small enough to be inlined, so that they add no frame
+	// of their own to the stack of a call that waits: retrying checks s, and
+	// Retry's fn.
+	return retrying(ctx, s, fn, nil, opts)
 }
 
 // Do is Retry for functions that return only an error.
@@ -123,76 +76,66 @@ func retryRest[T any](ctx context.Context, s Schedule, fn func(context.Context) 
 // Do panics if s or fn is nil, before anything else, even if ctx is done,
 // and if given an IfValue, which needs a value to judge.
 func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ...Option) error {
-	mustSchedule("Do", s)
 	if fn == nil {
 		panic("retry: Do: nil function")
 	}
-	if len(opts) > 0 {
-		return doOptions(ctx, s, fn, opts)
-	}
-	if ctx.Err() != nil {
-		return doneBefore(ctx)
-	}
-	if err := fn(ctx); err != nil {
-		return doRest(ctx, s, fn, defaultConfig, nil, time.Time{}, err, false)
-	}
-	return nil
-}
-
-// doOptions is Do with options.
-func doOptions(ctx context.Context, s Schedule, fn func(context.Context) error, opts []Option) error {
-	cfg := newConfig(opts)
-	mustNoValue("Do", &cfg)
-	if ctx.Err() != nil {
-		err := doneBefore(ctx)
-		if cfg.hasDone {
-			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
-		}
-		return err
-	}
-	start := cfg.begin()
-	err, own := callErr(ctx, fn, &cfg)
-	if err == nil {
-		if cfg.hasDone {
-			cfg.done(opts, start, 1, nil, nil)
-		}
-		return nil
-	}
-	return doRest(ctx, s, fn, cfg, opts, start, err, own)
-}
-
-// doRest continues a Do whose first attempt failed with err.
-func doRest(ctx context.Context, s Schedule, fn func(context.Context) error, cfg config, opts []Option, start time.Time, err error, own bool) error {
-	l := &loop[struct{}]{fnErr: fn}
-	l.init(ctx, cfg, opts, start)
-	out := l.run(s, err, own)
-	if cfg.hasDone {
-		cfg.done(opts, start, l.n, out, l.reason)
-	}
-	return out
+	_, err := retrying[struct{}](ctx, s, nil, fn, opts)
+	return err
 }
 
 // doneBefore is the error of a call whose context was done before the first
-// attempt.
+// attempt. It is never inlined, to keep its temporaries out of the flat
+// loop's frame.
+//
+//go:noinline
 func doneBefore(ctx context.Context) error {
 	return newError(0, nil, context.Cause(ctx))
+}
+
+// attemptConfig is what making an attempt needs of a call's config: small,
+// so that it passes in registers and takes little room in the frames below
+// which fn runs.
+type attemptConfig struct {
+	timeout time.Duration // AttemptTimeout's; 0 for none
+	latency *Latency      // Observe's
+	clock   Clock         // nil: the real clock
+}
+
+// attempt returns what making an attempt needs of c.
+func (c *config) attempt() attemptConfig {
+	return attemptConfig{timeout: c.attemptTimeout, latency: c.latency, clock: c.clock}
+}
+
+func (a attemptConfig) now() time.Time {
+	if a.clock == nil {
+		return time.Now()
+	}
+	return a.clock.Now()
+}
+
+// observe records in a.latency the duration of an attempt that started at
+// start and has just returned, unless ctx ended meanwhile.
+func (a attemptConfig) observe(ctx context.Context, start time.Time) {
+	if ctx.Err() == nil {
+		a.latency.Record(a.now().Sub(start))
+	}
 }
 
 // call makes one attempt, and records its duration for Observe. With a
 // timeout, fn gets a context that ends after it, released as soon as fn
 // returns; own reports that fn failed after that context, not ctx, ended.
-func call[T any](ctx context.Context, fn func(context.Context) (T, error), c *config) (v T, err error, own bool) {
+func call[T any](ctx context.Context, fn func(context.Context) (T, error), a attemptConfig) (v T, err error, own bool) {
 	var start time.Time
-	if c.latency != nil {
-		start = c.now()
+	if a.latency != nil {
+		start = a.now()
 	}
-	if c.attemptTimeout == 0 {
+	if a.timeout == 0 {
 		v, err = fn(ctx)
 	} else {
-		v, err, own = callTimeout(ctx, fn, c.attemptTimeout)
+		v, err, own = callTimeout(ctx, fn, a.timeout)
 	}
-	if c.latency != nil {
-		c.observe(ctx, start)
+	if a.latency != nil {
+		a.observe(ctx, start)
 	}
 	return v, err, own
 }
@@ -206,18 +149,18 @@ func callTimeout[T any](ctx context.Context, fn func(context.Context) (T, error)
 }
 
 // callErr is call for Do's functions.
-func callErr(ctx context.Context, fn func(context.Context) error, c *config) (err error, own bool) {
+func callErr(ctx context.Context, fn func(context.Context) error, a attemptConfig) (err error, own bool) {
 	var start time.Time
-	if c.latency != nil {
-		start = c.now()
+	if a.latency != nil {
+		start = a.now()
 	}
-	if c.attemptTimeout == 0 {
+	if a.timeout == 0 {
 		err = fn(ctx)
 	} else {
-		err, own = callErrTimeout(ctx, fn, c.attemptTimeout)
+		err, own = callErrTimeout(ctx, fn, a.timeout)
 	}
-	if c.latency != nil {
-		c.observe(ctx, start)
+	if a.latency != nil {
+		a.observe(ctx, start)
 	}
 	return err, own
 }

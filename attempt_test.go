@@ -528,29 +528,47 @@ func TestAllocations(t *testing.T) {
 		})
 	}
 
-	t.Run("a call that retries allocates a fixed number of objects on a fake clock", func(t *testing.T) {
-		clock := &countingClock{}
-		failing := func(n int) func() {
-			sched := Constant(ms).Cap(s1).Take(n)
-			calls := 0
-			fn := func(context.Context) error {
-				if calls++; calls <= n {
-					return errBoom
-				}
-				return nil
+	// failing returns a call of Do on sched, taking n retries to succeed.
+	failing := func(sched func(n int) Schedule, n int, opts ...Option) func() {
+		s, calls := sched(n), 0
+		fn := func(context.Context) error {
+			if calls++; calls <= n {
+				return errBoom
 			}
-			return func() {
-				calls = 0
-				if err := Do(ctx, sched, fn, WithClock(clock)); err != nil {
-					panic(err)
-				}
+			return nil
+		}
+		return func() {
+			calls = 0
+			if err := Do(ctx, s, fn, opts...); err != nil {
+				panic(err)
 			}
 		}
+	}
+	builtIn := func(n int) Schedule { return Constant(ms).Cap(s1).Take(n) }
+	handWritten := func(n int) Schedule { return opaque(Constant(ms)).Cap(s1).Take(n) }
+	t.Run("a call that retries a built-in schedule allocates nothing on a fake clock", func(t *testing.T) {
+		if !fusion {
+			t.Skip("fusion is off (purego): every schedule takes the general path")
+		}
+		clock := &countingClock{}
+		opts := []Option{WithClock(clock), If(func(error) bool { return true }), WithBudget(NewBudget(1, 1<<20)),
+			MaxPushback(s1), Observe(NewLatency())}
+		for _, opts := range [][]Option{opts[:1], opts} {
+			assert.Zero(t, testing.AllocsPerRun(1000, failing(builtIn, 2, opts...)))
+			assert.Zero(t, testing.AllocsPerRun(100, failing(builtIn, 200, opts...)))
+		}
+		// With OnRetry, the start time that Attempt.Elapsed needs.
+		opts = append(opts, OnRetry(func(Attempt) {}))
+		assert.Equal(t, 1.0, testing.AllocsPerRun(1000, failing(builtIn, 2, opts...)))
+		assert.Equal(t, 1.0, testing.AllocsPerRun(100, failing(builtIn, 200, opts...)))
+	})
+	t.Run("a call that retries a hand-written schedule allocates a fixed number of objects on a fake clock", func(t *testing.T) {
+		clock := &countingClock{}
 		// The loop and its yield function, and each of Cap's and Take's
 		// relays with its step: made for the call, never reused.
 		const perCall = 6
-		assert.Equal(t, float64(perCall), testing.AllocsPerRun(1000, failing(2)))
-		assert.Equal(t, float64(perCall), testing.AllocsPerRun(100, failing(200)), "nothing more per retry")
+		assert.Equal(t, float64(perCall), testing.AllocsPerRun(1000, failing(handWritten, 2, WithClock(clock))))
+		assert.Equal(t, float64(perCall), testing.AllocsPerRun(100, failing(handWritten, 200, WithClock(clock))), "nothing more per retry")
 	})
 }
 

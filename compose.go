@@ -17,6 +17,9 @@ func (s Schedule) Take(n int) Schedule {
 	if n < 0 {
 		panic("retry: Take: negative count " + strconv.Itoa(n))
 	}
+	if f := fused(s, func(p *plan) *plan { return p.withTake(n) }); f != nil {
+		return f
+	}
 	if n == 0 {
 		return func(func(time.Duration) bool) {}
 	}
@@ -31,7 +34,7 @@ func (s Schedule) Take(n int) Schedule {
 func (s Schedule) Cap(limit time.Duration) Schedule {
 	mustSchedule("Cap", s)
 	mustNonNegative("Cap", "limit", limit)
-	return clamp(s, 0, limit)
+	return withOp(s, op{kind: opClamp, hi: limit}, func() Schedule { return clamp(s, 0, limit) })
 }
 
 // AtLeast returns s with every delay below floor replaced by floor:
@@ -42,7 +45,7 @@ func (s Schedule) Cap(limit time.Duration) Schedule {
 func (s Schedule) AtLeast(floor time.Duration) Schedule {
 	mustSchedule("AtLeast", s)
 	mustNonNegative("AtLeast", "floor", floor)
-	return clamp(s, floor, maxDuration)
+	return withOp(s, op{kind: opClamp, lo: floor, hi: maxDuration}, func() Schedule { return clamp(s, floor, maxDuration) })
 }
 
 // FullJitter returns s with every delay d replaced by a uniformly distributed
@@ -58,7 +61,7 @@ func (s Schedule) AtLeast(floor time.Duration) Schedule {
 // FullJitter panics if s is nil.
 func (s Schedule) FullJitter(src rand.Source) Schedule {
 	mustSchedule("FullJitter", s)
-	return full(s, source{src})
+	return withOp(s, op{kind: opFull, src: source{src}}, func() Schedule { return full(s, source{src}) })
 }
 
 // EqualJitter returns s with every delay d replaced by d/2 plus a uniformly
@@ -69,7 +72,7 @@ func (s Schedule) FullJitter(src rand.Source) Schedule {
 // EqualJitter panics if s is nil.
 func (s Schedule) EqualJitter(src rand.Source) Schedule {
 	mustSchedule("EqualJitter", s)
-	return jitter(s, 0, source{src})
+	return withOp(s, op{kind: opEqual, src: source{src}}, func() Schedule { return jitter(s, 0, source{src}) })
 }
 
 // Jitter returns s with every delay d replaced by a uniformly distributed
@@ -86,9 +89,12 @@ func (s Schedule) Jitter(factor float64, src rand.Source) Schedule {
 		panic("retry: Jitter: factor " + strconv.FormatFloat(factor, 'g', -1, 64) + " is outside [0, 1]")
 	}
 	if factor == 0 {
-		return s
+		if planOf(s) != nil { // never negative: nothing to do
+			return s
+		}
+		return clamp(s, 0, maxDuration)
 	}
-	return jitter(s, factor, source{src})
+	return withOp(s, op{kind: opJitter, factor: factor, src: source{src}}, func() Schedule { return jitter(s, factor, source{src}) })
 }
 
 // Then returns the delays of s followed by those of next. If s is infinite,
@@ -98,6 +104,11 @@ func (s Schedule) Jitter(factor float64, src rand.Source) Schedule {
 func (s Schedule) Then(next Schedule) Schedule {
 	mustSchedule("Then", s)
 	mustSchedule("Then", next)
+	if p, q := planOf(s), planOf(next); p != nil && q != nil {
+		if r := p.then(q); r != nil {
+			return planSchedule(r)
+		}
+	}
 	return then(s, next)
 }
 
@@ -117,5 +128,14 @@ func (s Schedule) Then(next Schedule) Schedule {
 func (s Schedule) Within(total time.Duration) Schedule {
 	mustSchedule("Within", s)
 	mustNonNegative("Within", "total", total)
-	return within(s, total)
+	return withOp(s, op{kind: opWithin, hi: total}, func() Schedule { return within(s, total) })
+}
+
+// withOp returns s followed by o: fused into s's plan if s is a plan's
+// Schedule with room for o, and as relay() builds it otherwise.
+func withOp(s Schedule, o op, relay func() Schedule) Schedule {
+	if f := fused(s, func(p *plan) *plan { return p.withOp(o) }); f != nil {
+		return f
+	}
+	return relay()
 }

@@ -205,6 +205,7 @@ func TestNegativeDelays(t *testing.T) {
 		"Take":        {negative.Take(4), []time.Duration{0, ms, 0, 2 * ms}},
 		"Cap":         {negative.Cap(s1), []time.Duration{0, ms, 0, 2 * ms}},
 		"AtLeast":     {negative.AtLeast(0), []time.Duration{0, ms, 0, 2 * ms}},
+		"Jitter(0)":   {negative.Jitter(0, nil), []time.Duration{0, ms, 0, 2 * ms}},
 		"Then":        {negative.Then(Delays()), []time.Duration{0, ms, 0, 2 * ms}},
 		"Then second": {Delays().Then(negative), []time.Duration{0, ms, 0, 2 * ms}},
 		// A negative delay must not widen Within's total either: counted as
@@ -261,4 +262,15 @@ func TestNilFunction(t *testing.T) {
 			})
 		}
 	}
+}
+
+// fusion reports whether chains of built-in schedules are fused into plans
+// (off in the purego build).
+var fusion = planOf(Constant(0)) != nil
+
+// opaque returns s behind a Schedule of its own, as a hand-written Schedule
+// would be: the combinators applied to it relay, and Retry and Do take the
+// general path.
+func opaque(s Schedule) Schedule {
+	return func(yield func(time.Duration) bool) { s(yield) }
 }

@@ -80,9 +80,15 @@ func (m *model) clamp() {
 
 const infinite = math.MaxInt
 
-// buildSource builds one of the sources from r and returns it with its model.
-func buildSource(r *bytesReader, src rand.Source) (Schedule, model) {
-	m := model{minLen: infinite, maxLen: infinite, upper: maxDuration, monotone: true, sumLimit: maxDuration}
+// buildSource builds one of the sources from r and returns it with its
+// model. Each of this package's sources is passed through wrap.
+func buildSource(r *bytesReader, src rand.Source, wrap func(Schedule) Schedule) (s Schedule, m model) {
+	defer func() {
+		if !m.raw {
+			s = wrap(s)
+		}
+	}()
+	m = model{minLen: infinite, maxLen: infinite, upper: maxDuration, monotone: true, sumLimit: maxDuration}
 	kind := r.byte()
 	if kind >= 0xf8 {
 		// A hand-written Schedule, finite, whose delays may be negative.
@@ -154,9 +160,10 @@ func buildSource(r *bytesReader, src rand.Source) (Schedule, model) {
 	}
 }
 
-// buildChain applies up to eight combinators chosen by r to a source.
-func buildChain(r *bytesReader, src rand.Source) (Schedule, model) {
-	s, m := buildSource(r, src)
+// buildChain applies up to eight combinators chosen by r to a source. Each
+// of this package's sources in it is passed through wrap.
+func buildChain(r *bytesReader, src rand.Source, wrap func(Schedule) Schedule) (Schedule, model) {
+	s, m := buildSource(r, src, wrap)
 	for range r.byte() % 8 {
 		m.clamp()
 		switch r.byte() % 8 {
@@ -193,7 +200,7 @@ func buildChain(r *bytesReader, src rand.Source) (Schedule, model) {
 			s = s.Within(total)
 			m.minLen, m.upper, m.sumLimit = 0, min(m.upper, total), min(m.sumLimit, total)
 		default:
-			next, nm := buildSource(r, src)
+			next, nm := buildSource(r, src, wrap)
 			nm.clamp()
 			n := int(r.byte() % 8)
 			s = s.Then(next.Take(n))
@@ -216,6 +223,9 @@ func buildChain(r *bytesReader, src rand.Source) (Schedule, model) {
 	}
 	return s, m
 }
+
+// same returns s as it is.
+func same(s Schedule) Schedule { return s }
 
 // handWritten is a Schedule written by hand, not built by this package,
 // that yields ds, negative or not.
@@ -250,7 +260,7 @@ func FuzzSchedule(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &bytesReader{data: data}
 		seed := r.uint64()
-		s, m := buildChain(r, rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		s, m := buildChain(r, rand.NewPCG(seed, seed^0x9e3779b97f4a7c15), same)
 		const most = 256
 		var got []time.Duration
 		var sum time.Duration

@@ -560,7 +560,11 @@ func TestHedgeAllocations(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() {
 		_, _ = Hedge(context.Background(), s, ok)
 	})
-	assert.LessOrEqual(t, allocs, 9.0)
+	most := 9.0
+	if !fusion {
+		most += 2 // purego: Take is a relay, two allocations per run
+	}
+	assert.LessOrEqual(t, allocs, most)
 	t.Logf("%v allocations", allocs)
 }
 

@@ -1,7 +1,6 @@
 package retry
 
 import (
-	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -28,17 +27,7 @@ func DecorrelatedJitter(base, limit time.Duration, src rand.Source) Schedule {
 	if limit < base {
 		panic("retry: DecorrelatedJitter: limit " + limit.String() + " is less than base " + base.String())
 	}
-	r := source{src}
-	return func(yield func(time.Duration) bool) {
-		d := base
-		for {
-			hi := mulSat(d, 3)
-			d = min(limit, base+time.Duration(r.upTo(uint64(hi-base))))
-			if !yield(d) {
-				return
-			}
-		}
-	}
+	return sourceSchedule(sourceSpec{kind: srcDecorrelated, base: base, limit: limit, src: source{src}})
 }
 
 // SmoothJitter returns the infinite Schedule of the smooth exponential jitter
@@ -58,26 +47,5 @@ func DecorrelatedJitter(base, limit time.Duration, src rand.Source) Schedule {
 // SmoothJitter panics if median is negative.
 func SmoothJitter(median time.Duration, src rand.Source) Schedule {
 	mustNonNegative("SmoothJitter", "median", median)
-	r := source{src}
-	scale := float64(median) / 1.4
-	return func(yield func(time.Duration) bool) {
-		if median == 0 {
-			for yield(0) {
-			}
-			return
-		}
-		prev := 0.0
-		for i := 0.0; ; i++ {
-			t := i + r.float64()
-			next := math.Exp2(t) * math.Tanh(math.Sqrt(4*t))
-			d := maxDuration
-			if !math.IsInf(next, 1) {
-				d = fromFloat((next - prev) * scale)
-			}
-			if !yield(d) {
-				return
-			}
-			prev = next
-		}
-	}
+	return sourceSchedule(sourceSpec{kind: srcSmooth, base: median, factor: float64(median) / 1.4, src: source{src}})
 }

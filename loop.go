@@ -2,31 +2,164 @@ package retry
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 )
 
-// loop is the state of a Retry or Do call that retries, and its step is the
-// yield function the call hands its schedule. A loop is made for one call
-// and never reused: a schedule that keeps the yield function and calls it
-// after returning, against the iterator contract, finds the loop's state
-// ended and panics, having read nothing but that atomic state, so it cannot
-// reach any other call, whichever goroutine it calls from. This costs the
-// call two allocations (the loop and its bound step) on top of the real
-// clock's timer; a call that succeeds at once makes no loop.
+// general continues a Retry or Do call with config cfg and options opts,
+// started at start, whose first attempt failed with err (own: after its own
+// AttemptTimeout) or returned a value v that IfValue rejected (err is then
+// nil), through the general path: the schedule is ranged with the yield
+// function of a loop. Exactly one of fn and fnErr is set.
+func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
+	l := &loop[T]{v: v, fn: fn, fnErr: fnErr}
+	l.init(ctx, cfg, opts, start)
+	if cfg.hasValue {
+		l.preds = valuePreds[T](opts)
+	}
+	out := l.run(s, err, own)
+	if cfg.hasDone {
+		// The reason is the *Error's own when the call gave up, and nil when
+		// it returned an attempt's error as it is.
+		var reason error
+		if e, ok := out.(*Error); ok && out != l.last {
+			reason = e.tree[0]
+		}
+		cfg.done(opts, start, l.n, out, reason)
+	}
+	return l.v, out
+}
+
+// generalRetry and generalDo are a Retry or a Do call, with options *opts,
+// through the general path, from the first attempt. The flat loop calls
+// them, and they are never inlined, so that their callees' arguments take no
+// room in its frame.
+
+//go:noinline
+func generalRetry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts *[]Option) (T, error) {
+	return generalCall(ctx, s, fn, nil, *opts)
+}
+
+//go:noinline
+func generalDo(ctx context.Context, s Schedule, fn func(context.Context) error, opts *[]Option) error {
+	_, err := generalCall[struct{}](ctx, s, nil, fn, *opts)
+	return err
+}
+
+// generalCall is a call through the general path, from the first attempt.
+// Exactly one of fn and fnErr is set.
+func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, opts []Option) (T, error) {
+	var v T
+	cfg := defaultConfig
+	if len(opts) > 0 {
+		cfg = newConfig(opts)
+		if fnErr != nil {
+			mustNoValue("Do", &cfg)
+		} else if cfg.hasValue {
+			checkValues[T]("Retry", opts)
+		}
+	}
+	if ctx.Err() != nil {
+		err := doneBefore(ctx)
+		if cfg.hasDone {
+			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
+		}
+		return v, err
+	}
+	start := cfg.begin()
+	v, err, own := attempt(ctx, fn, fnErr, cfg.attempt())
+	if err == nil && !(cfg.hasValue && rejected(opts, v)) {
+		if cfg.hasDone {
+			cfg.done(opts, start, 1, nil, nil)
+		}
+		return v, nil
+	}
+	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own)
+}
+
+// loop is the state of a Retry or Do call that retries through the general
+// path (a schedule that is not a plan, or an option the flat loop does not
+// handle), and its step is the yield function the call hands its schedule.
+// A loop is made for one call and never reused: a schedule that keeps the
+// yield function and calls it after returning, against the iterator
+// contract, finds the loop's state ended and panics, having read nothing but
+// that atomic state, so it cannot reach any other call, whichever goroutine
+// it calls from. This costs the call two allocations (the loop and its bound
+// step), three with If, OnRetry or MaxRetriesIf (a copy of the options and
+// its counts), on top of the real clock's timer; a call that succeeds at
+// once makes no loop.
 type loop[T any] struct {
 	v T // first: as the last field, a zero-size T (Do's) would be padded
 	runner
-	state atomic.Uint32                    // yieldOpen, yieldStopped or yieldEnded
-	fn    func(context.Context) (T, error) // Retry's
-	fnErr func(context.Context) error      // or Do's
-	preds []func(T) bool                   // IfValue's; nil without
+	ctx    context.Context                  // the call's, for the yield function
+	cfg    config                           // the call's config, copied
+	opts   []Option                         // a copy of the call's options, if If or OnRetry need them
+	start  time.Time                        // on the clock, when OnRetry needs Elapsed or MaxElapsed its limit
+	limits []limit                          // MaxRetriesIf's, with this call's counts
+	preds  []func(T) bool                   // IfValue's; nil without
+	state  atomic.Uint32                    // yieldOpen, yieldStopped or yieldEnded
+	fn     func(context.Context) (T, error) // Retry's
+	fnErr  func(context.Context) error      // or Do's
+	pb     *pushbackError                   // the last attempt's pushback, for its wait
+	timer  *time.Timer                      // the real clock's, reused between the call's waits
+	out    error                            // the result, once done
+	done   bool                             // the call has its result
+}
+
+// limit is a MaxRetriesIf option and the count of the call's failures it
+// matched.
+type limit struct {
+	match   func(error) bool
+	retries int // allowed
+	seen    int // matching failures so far
+}
+
+// init prepares l for a call with config cfg and options opts, started at
+// start, whose first attempt failed. It copies cfg, and opts only if If or
+// OnRetry need them later: keeping the caller's slice would make it escape
+// on every call, successful or not.
+func (l *loop[T]) init(ctx context.Context, cfg *config, opts []Option, start time.Time) {
+	l.ctx, l.cfg, l.start, l.runner = ctx, *cfg, start, runner{n: 1}
+	if cfg.hasIf || cfg.hasHooks {
+		l.opts = slices.Clone(opts)
+	}
+	if cfg.hasLimits {
+		for _, o := range opts {
+			if o.kind == maxRetriesIfOption {
+				l.limits = append(l.limits, limit{match: o.ref.(func(error) bool), retries: o.n})
+			}
+		}
+	}
+}
+
+// exceeded counts err against the MaxRetriesIf limits and reports whether
+// one of them has no retry left for it.
+func (l *loop[T]) exceeded(err error) bool {
+	for i := range l.limits {
+		lim := &l.limits[i]
+		if lim.match(err) {
+			if lim.seen++; lim.seen > lim.retries {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fail is the runner's fail, then the MaxRetriesIf limits.
+func (l *loop[T]) fail(err error, own bool) (*pushbackError, error, bool) {
+	pb, out, done := l.runner.fail(l.ctx, l.opts, l.cfg.hasIf, err, own)
+	if !done && err != nil && l.limits != nil && l.exceeded(l.last) {
+		return nil, l.giveUp(ErrExhausted), true
+	}
+	return pb, out, done
 }
 
 // run retries after the first attempt failed with err, and returns the error
 // to report (nil on success).
 func (l *loop[T]) run(s Schedule, err error, own bool) error {
-	if l.out, l.done = l.fail(err, own); !l.done {
+	if l.pb, l.out, l.done = l.fail(err, own); !l.done {
 		l.iterate(s)
 		if !l.done {
 			l.out, l.done = l.giveUp(ErrExhausted), true
@@ -57,15 +190,15 @@ func (l *loop[T]) step(d time.Duration) bool {
 	var err error
 	var own bool
 	if l.fnErr != nil {
-		err, own = callErr(l.ctx, l.fnErr, &l.config)
+		err, own = callErr(l.ctx, l.fnErr, l.cfg.attempt())
 	} else {
-		l.v, err, own = call(l.ctx, l.fn, &l.config)
+		l.v, err, own = call(l.ctx, l.fn, l.cfg.attempt())
 	}
 	l.n++
 	if err == nil && (l.preds == nil || !rejects(l.preds, l.v)) {
 		l.out, l.done = nil, true
 	} else {
-		l.out, l.done = l.fail(err, own)
+		l.pb, l.out, l.done = l.fail(err, own)
 	}
 	if l.done {
 		l.state.Store(yieldStopped)
@@ -74,211 +207,208 @@ func (l *loop[T]) step(d time.Duration) bool {
 	return true
 }
 
-// runner holds the state of one call between attempts. It is not generic, so
-// its logic is compiled once for all value types. It copies what it needs
-// from the options rather than keep the caller's slice, which would then
-// escape on every call, successful or not.
-type runner struct {
-	config
-	// ctx is the call's context, kept here only while the call runs, because
-	// the yield function the schedule calls has no other way to reach it.
-	ctx    context.Context
-	n      int   // attempts made
-	last   error // the last attempt's error, unmarked
-	pb     *pushbackError
-	timer  *time.Timer // the real clock's, reused between the call's waits
-	out    error       // the result, once done
-	reason error       // why the call gave up, once it has; nil otherwise
-	done   bool        // the call has its result
-	x      *extras     // what only If, OnRetry, MaxElapsed, MaxRetriesIf or a custom clock's deadline need; nil until then
+// wait waits the delay d from the schedule (or the server's longer pushback)
+// before the next attempt. If the retry must not happen, it returns the error
+// to report and true.
+func (l *loop[T]) wait(d time.Duration) (error, bool) {
+	c := &l.cfg
+	d, out := l.pace(l.ctx, c.clock, c.maxPushback, l.pb, d)
+	if out == nil && c.maxElapsed > 0 && d > c.maxElapsed-max(now(c.clock).Sub(l.start), 0) {
+		out = l.giveUp(ErrMaxElapsed)
+	}
+	if out == nil {
+		out = l.spend(c.budget)
+	}
+	if out != nil {
+		return out, true
+	}
+	if c.hasHooks {
+		l.notify(l.opts, c.clock, l.start, d)
+	}
+	if err := sleep(l.ctx, c.clock, &l.timer, d); err != nil || l.ctx.Err() != nil {
+		return l.abandon(l.ctx, c.budget, err), true
+	}
+	return nil, false
 }
 
-// extras is the part of a runner that only calls with If, OnRetry,
-// MaxElapsed or MaxRetriesIf, or a deadline on a custom clock, use, kept
-// apart so that the state every waiting call holds stays small.
-type extras struct {
-	preds  []func(error) bool
-	hooks  []func(Attempt)
-	limits []limit   // MaxRetriesIf's, with this call's counts
-	start  time.Time // on the clock, when hooks need Elapsed or MaxElapsed its limit
+// runner holds the state of one call between attempts, and decides what
+// follows each one: the general loop keeps it in its loop, the flat loop in
+// its frame. It is not generic, so its logic is compiled once for all value
+// types. Its methods take the parts of the call's context, config and
+// options they need as arguments rather than keep them: escape analysis sees
+// a struct as a whole, so options kept in a runner would count as kept
+// wherever the runner's error is, and a call with options would then
+// allocate them even on success; and the flat loop's frame, and the frames
+// below which the flat loop runs user code, have no room to spare for a
+// config.
+type runner struct {
+	n    int     // attempts made
+	last error   // the last attempt's error, unmarked
+	x    *extras // a custom clock's deadline anchors; nil until needed
+}
 
-	// With a custom clock, the context's deadline is tracked on that clock:
-	// the time left at anchorReal on the real clock is spent as the custom
-	// clock advances from anchorClock, so a FakeClock honours deadlines.
+// extras is what only a deadline on a custom clock needs: the time left at
+// anchorReal on the real clock is spent as the custom clock advances from
+// anchorClock, so a FakeClock honours deadlines.
+type extras struct {
 	anchored    bool
 	anchorReal  time.Time
 	anchorClock time.Time
 }
 
-// limit is a MaxRetriesIf option and the count of the call's failures it
-// matched.
-type limit struct {
-	match   func(error) bool
-	retries int // allowed
-	seen    int // matching failures so far
-}
-
-// init prepares r for a call whose first attempt, started at start, has
-// failed.
-func (r *runner) init(ctx context.Context, cfg config, opts []Option, start time.Time) {
-	r.ctx, r.config, r.n = ctx, cfg, 1
-	if !r.hasIf && !r.hasHooks && r.maxElapsed == 0 && !r.hasLimits {
-		return
-	}
-	r.x = &extras{start: start}
-	if !r.hasIf && !r.hasHooks && !r.hasLimits {
-		return
-	}
-	for _, o := range opts {
-		switch o.kind {
-		case ifOption:
-			r.x.preds = append(r.x.preds, o.ref.(func(error) bool))
-		case onRetryOption:
-			r.x.hooks = append(r.x.hooks, o.ref.(func(Attempt)))
-		case maxRetriesIfOption:
-			r.x.limits = append(r.x.limits, limit{match: o.ref.(func(error) bool), retries: o.n})
-		}
-	}
-}
-
-// retryable reports whether every If predicate accepts err.
-func (r *runner) retryable(err error) bool {
-	if !r.hasIf {
+// retryable reports whether every If predicate among opts accepts err;
+// hasIf reports whether there is any.
+func retryable(opts []Option, hasIf bool, err error) bool {
+	if !hasIf {
 		return true
 	}
-	for _, p := range r.x.preds {
-		if !p(err) {
+	for i := range opts {
+		if opts[i].kind == ifOption && !opts[i].ref.(func(error) bool)(err) {
 			return false
 		}
 	}
 	return true
 }
 
-// exceeded counts err against the MaxRetriesIf limits and reports whether
-// one of them has no retry left for it.
-func (r *runner) exceeded(err error) bool {
-	for i := range r.x.limits {
-		l := &r.x.limits[i]
-		if l.match(err) {
-			if l.seen++; l.seen > l.retries {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // fail records the failed attempt r.n, whose error is err or, if err is
-// nil, whose value IfValue rejected, and decides whether to retry it. If
-// not, it returns the error to report and true.
-func (r *runner) fail(err error, own bool) (error, bool) {
+// nil, whose value IfValue rejected, and decides whether to retry it: it
+// returns the attempt's pushback, for the wait, or the error to report and
+// true. opts are the call's options, hasIf whether any is an If.
+func (r *runner) fail(ctx context.Context, opts []Option, hasIf bool, err error, own bool) (*pushbackError, error, bool) {
 	if err == nil {
-		r.last, r.pb = nil, nil
-		if r.ctx.Err() != nil {
-			return r.giveUp(context.Cause(r.ctx)), true
+		r.last = nil
+		if ctx.Err() != nil {
+			return nil, r.giveUp(context.Cause(ctx)), true
 		}
-		return nil, false
+		return nil, nil, false
 	}
 	permanent, pb := markers(err)
-	r.last, r.pb = unmark(err), pb
+	r.last = unmark(err)
 	if permanent {
-		return r.last, true
+		return nil, r.last, true
 	}
 	if pb.refused() {
-		return r.last, true
+		return nil, r.last, true
 	}
-	if !own && !r.retryable(r.last) {
-		return r.last, true
+	if !own && !retryable(opts, hasIf, r.last) {
+		return nil, r.last, true
 	}
-	if r.ctx.Err() != nil {
-		return r.giveUp(context.Cause(r.ctx)), true
+	if ctx.Err() != nil {
+		return nil, r.giveUp(context.Cause(ctx)), true
 	}
-	if r.hasLimits && r.exceeded(r.last) {
-		return r.giveUp(ErrExhausted), true
-	}
-	return nil, false
+	return pb, nil, false
 }
 
-// wait waits the delay d from the schedule (or the server's longer pushback)
-// before the next attempt. If the retry must not happen, it returns the error
-// to report and true.
-func (r *runner) wait(d time.Duration) (error, bool) {
-	if r.pb != nil {
-		d = max(d, min(r.pb.wait(r.now), r.maxPushback))
+// allow prepares the wait for the schedule's delay d before the next
+// attempt, on clock (nil: the real one): it returns the wait (pb's, if
+// longer, up to maxPushback), having withdrawn a token from budget (if
+// any), or the error to report if the retry must not happen.
+func (r *runner) allow(ctx context.Context, clock Clock, maxPushback time.Duration, budget *Budget, pb *pushbackError, d time.Duration) (time.Duration, error) {
+	d, out := r.pace(ctx, clock, maxPushback, pb, d)
+	if out == nil {
+		out = r.spend(budget)
 	}
-	if deadline, ok := r.ctx.Deadline(); ok && d >= r.untilDeadline(deadline) {
-		return r.giveUp(context.DeadlineExceeded), true
+	return d, out
+}
+
+// pace is allow's first part: the wait, or the error to report if it would
+// end after ctx's deadline.
+func (r *runner) pace(ctx context.Context, clock Clock, maxPushback time.Duration, pb *pushbackError, d time.Duration) (time.Duration, error) {
+	if pb != nil {
+		d = max(d, min(pb.wait(func() time.Time { return now(clock) }), maxPushback))
 	}
-	if r.maxElapsed > 0 && d > r.maxElapsed-max(r.now().Sub(r.x.start), 0) {
-		return r.giveUp(ErrMaxElapsed), true
+	if deadline, ok := ctx.Deadline(); ok && d >= r.untilDeadline(clock, deadline) {
+		return 0, r.giveUp(context.DeadlineExceeded)
 	}
-	if r.budget != nil && !r.budget.withdraw() {
-		return r.giveUp(ErrBudgetExhausted), true
+	return d, nil
+}
+
+// spend is allow's last part: it withdraws a token from budget, if any, or
+// returns the error to report if the budget refuses.
+func (r *runner) spend(budget *Budget) error {
+	if budget != nil && !budget.withdraw() {
+		return r.giveUp(ErrBudgetExhausted)
 	}
-	if r.hasHooks {
-		a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: r.now().Sub(r.x.start)}
-		for _, h := range r.x.hooks {
-			h(a)
+	return nil
+}
+
+// now returns the time on clock, nil being the real one.
+func now(clock Clock) time.Time {
+	if clock == nil {
+		return time.Now()
+	}
+	return clock.Now()
+}
+
+// notify runs the OnRetry hooks among opts before a wait of d, with the
+// time elapsed on clock (nil: the real one) since start.
+func (r *runner) notify(opts []Option, clock Clock, start time.Time, d time.Duration) {
+	a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: now(clock).Sub(start)}
+	for i := range opts {
+		if opts[i].kind == onRetryOption {
+			opts[i].ref.(func(Attempt))(a)
 		}
 	}
-	err := r.sleep(d)
-	if err == nil && r.ctx.Err() == nil {
-		return nil, false
-	}
-	// The retry will not happen: a retry that does not happen costs nothing.
-	if r.budget != nil {
-		r.budget.refund()
-	}
-	if err == nil || r.ctx.Err() != nil {
-		err = context.Cause(r.ctx)
-	}
-	return r.giveUp(err), true
 }
 
-// untilDeadline returns how long is left before deadline, on the call's
-// clock.
-func (r *runner) untilDeadline(deadline time.Time) time.Duration {
+// abandon returns the error to report when a wait admitted for a retry ended
+// without it: the clock's error err or the context's cause. The retry will
+// not happen, so it costs no token of budget (if any).
+func (r *runner) abandon(ctx context.Context, budget *Budget, err error) error {
+	if budget != nil {
+		budget.refund()
+	}
+	if err == nil || ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	return r.giveUp(err)
+}
+
+// untilDeadline returns how long is left before deadline, on clock (nil:
+// the real one).
+func (r *runner) untilDeadline(clock Clock, deadline time.Time) time.Duration {
 	left := time.Until(deadline)
-	if r.clock == nil {
+	if clock == nil {
 		return left
 	}
 	if r.x == nil {
 		r.x = new(extras)
 	}
-	now, x := r.clock.Now(), r.x
+	now, x := clock.Now(), r.x
 	if !x.anchored {
 		x.anchored, x.anchorReal, x.anchorClock = true, time.Now(), now
 	}
 	return min(left, deadline.Sub(x.anchorReal)-now.Sub(x.anchorClock))
 }
 
-// sleep waits d on the call's clock, or until ctx ends. The real clock's
-// timer is made on the call's first wait and then reset; it is expired or
-// stopped whenever sleep returns.
-func (r *runner) sleep(d time.Duration) error {
-	if r.clock != nil {
-		return r.clock.Sleep(r.ctx, d)
+// sleep waits d on clock (nil: the real one), or until ctx ends. The real
+// clock's timer, *timer, is made on the call's first wait and then reset; it
+// is expired or stopped whenever sleep returns.
+func sleep(ctx context.Context, clock Clock, timer **time.Timer, d time.Duration) error {
+	if clock != nil {
+		return clock.Sleep(ctx, d)
 	}
 	if d <= 0 {
-		return r.ctx.Err()
+		return ctx.Err()
 	}
-	if r.timer == nil {
-		r.timer = time.NewTimer(d)
+	if *timer == nil {
+		*timer = time.NewTimer(d)
 	} else {
-		r.timer.Reset(d)
+		(*timer).Reset(d)
 	}
 	select {
-	case <-r.timer.C:
+	case <-(*timer).C:
 		return nil
-	case <-r.ctx.Done():
-		r.timer.Stop()
-		return r.ctx.Err()
+	case <-ctx.Done():
+		(*timer).Stop()
+		return ctx.Err()
 	}
 }
 
-// giveUp records reason and returns the *Error of a call that gives up
-// for it.
+// giveUp returns the *Error of a call that gives up for reason. It is never
+// inlined, to keep the *Error's temporaries out of the flat loop's frame.
+//
+//go:noinline
 func (r *runner) giveUp(reason error) error {
-	r.reason = reason
 	return newError(r.n, r.last, reason)
 }

@@ -213,6 +213,11 @@ type config struct {
 // newConfig applies opts. It keeps no reference to opts, so neither the
 // options nor the config escape: a call with options allocates nothing until
 // it has to retry.
+//
+// It is never inlined: its temporaries would take room in the frames of the
+// flat retry loop (plan_loop.go), below which fn runs.
+//
+//go:noinline
 func newConfig(opts []Option) config {
 	cfg := defaultConfig
 	for _, o := range opts {

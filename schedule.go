@@ -50,10 +50,7 @@ type Schedule iter.Seq[time.Duration]
 // Constant panics if d is negative. A zero d retries without waiting.
 func Constant(d time.Duration) Schedule {
 	mustNonNegative("Constant", "delay", d)
-	return func(yield func(time.Duration) bool) {
-		for yield(d) {
-		}
-	}
+	return sourceSchedule(sourceSpec{kind: srcConstant, base: d})
 }
 
 // Linear returns the infinite Schedule base, 2·base, 3·base, …, saturating at
@@ -62,12 +59,7 @@ func Constant(d time.Duration) Schedule {
 // Linear panics if base is negative.
 func Linear(base time.Duration) Schedule {
 	mustNonNegative("Linear", "base", base)
-	return func(yield func(time.Duration) bool) {
-		d := base
-		for yield(d) {
-			d = addSat(d, base)
-		}
-	}
+	return sourceSchedule(sourceSpec{kind: srcLinear, base: base})
 }
 
 // Exponential returns the infinite Schedule base, 2·base, 4·base, …, that is
@@ -78,12 +70,7 @@ func Linear(base time.Duration) Schedule {
 // Exponential panics if base is negative.
 func Exponential(base time.Duration) Schedule {
 	mustNonNegative("Exponential", "base", base)
-	return func(yield func(time.Duration) bool) {
-		d := base
-		for yield(d) {
-			d = addSat(d, d)
-		}
-	}
+	return sourceSchedule(sourceSpec{kind: srcExponential, base: base})
 }
 
 // ExponentialFactor returns the infinite Schedule base·factorⁱ for the i-th
@@ -100,29 +87,12 @@ func ExponentialFactor(base time.Duration, factor float64) Schedule {
 	if !(factor >= 1) {
 		panic("retry: ExponentialFactor: factor " + strconv.FormatFloat(factor, 'g', -1, 64) + " is not at least 1")
 	}
-	return func(yield func(time.Duration) bool) {
-		if base == 0 {
-			for yield(0) {
-			}
-			return
-		}
-		// The exact delay is kept as the sum hi+lo of two float64s, about
-		// 106 bits: base exactly (a float64 alone rounds bases above 2⁵³
-		// ns), and each product by factor off by about 2⁻¹⁰⁵ of the delay,
-		// so the rounding to nanoseconds is right, where a float64 product
-		// drifts by up to microseconds over a long run.
-		hi := float64(base)
-		lo := float64(int64(uint64(base) - uint64(hi))) // base−hi, a few hundred ns at most
-		for {
-			d := roundSum(hi, lo)
-			if !yield(d) {
-				return
-			}
-			if d < maxDuration { // once saturated, stay there without touching +Inf
-				hi, lo = mulSum(hi, lo, factor)
-			}
-		}
-	}
+	// The exact delay is kept as the sum hi+lo of two float64s, about 106
+	// bits: base exactly (a float64 alone rounds bases above 2⁵³ ns), and
+	// each product by factor off by about 2⁻¹⁰⁵ of the delay, so the
+	// rounding to nanoseconds is right, where a float64 product drifts by up
+	// to microseconds over a long run. See planIter.draw.
+	return sourceSchedule(sourceSpec{kind: srcFactor, base: base, factor: factor})
 }
 
 // mulSum returns (hi+lo)·f as a normalized sum of two float64s, for
@@ -167,12 +137,7 @@ func roundSum(hi, lo float64) time.Duration {
 // Fibonacci panics if base is negative.
 func Fibonacci(base time.Duration) Schedule {
 	mustNonNegative("Fibonacci", "base", base)
-	return func(yield func(time.Duration) bool) {
-		a, b := base, base
-		for yield(a) {
-			a, b = b, addSat(a, b)
-		}
-	}
+	return sourceSchedule(sourceSpec{kind: srcFibonacci, base: base})
 }
 
 // Delays returns the finite Schedule made of exactly ds, in order; with no
@@ -184,12 +149,5 @@ func Delays(ds ...time.Duration) Schedule {
 	for _, d := range ds {
 		mustNonNegative("Delays", "delay", d)
 	}
-	ds = slices.Clone(ds)
-	return func(yield func(time.Duration) bool) {
-		for _, d := range ds {
-			if !yield(d) {
-				return
-			}
-		}
-	}
+	return sourceSchedule(sourceSpec{kind: srcDelays, ds: slices.Clone(ds)})
 }
