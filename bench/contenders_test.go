@@ -38,6 +38,23 @@ var contenders = []contender{
 			return retry.Do(ctx, s, op)
 		}
 	}},
+	{"retry-generic", func(p policy) caller {
+		// Retry[T], the generic form, with a value.
+		s := ours(p)
+		return func(ctx context.Context, op func(context.Context) error) error {
+			_, err := retry.Retry(ctx, s, func(ctx context.Context) (int, error) { return 1, op(ctx) })
+			return err
+		}
+	}},
+	{"retry-options", func(p policy) caller {
+		// Do with options: a classifier, a hook, a budget with room for
+		// every parked call's retry, a bound on pushback and a latency
+		// tracker (see oursOptions).
+		s, opts := ours(p), oursOptions()
+		return func(ctx context.Context, op func(context.Context) error) error {
+			return retry.Do(ctx, s, op, opts...)
+		}
+	}},
 	{"cenkalti", func(p policy) caller {
 		// The ExponentialBackOff is not safe for concurrent use.
 		return func(ctx context.Context, op func(context.Context) error) error {

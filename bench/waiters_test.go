@@ -5,8 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,6 +106,21 @@ func memInUse() (heap, stack int64) {
 	return int64(m.HeapInuse), int64(m.StackInuse)
 }
 
+// resident returns the process's resident set size in bytes, from
+// /proc/self/statm, and false where there is no such file.
+func resident() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize()), err == nil
+}
+
 // emptyPools empties every sync.Pool: a GC moves what a pool holds to the
 // pool's victim cache, and the next GC drops it. The runtime's free
 // goroutine descriptors are not in a sync.Pool: they survive any number of
@@ -115,7 +134,10 @@ func emptyPools() {
 // BenchmarkWaiterMemory measures the memory each call holds while it waits
 // for its next attempt: *waiterCount calls park on a one-hour wait, and
 // B/waiter is the growth of the heap in use (after GC) divided by their
-// number. A first parking before the measurement fills the runtime's pool
+// number. RSS-B/waiter is the growth of the process's resident memory, from
+// a baseline taken after returning all free memory to the system: the heap,
+// the stacks and whatever the runtime makes resident for a waiting call
+// (Linux only). A first parking before the measurement fills the runtime's pool
 // of goroutine descriptors, so B/waiter counts what the call holds, not the
 // goroutine itself; the sync.Pools that parking filled are emptied before
 // each baseline, so B/waiter counts everything the call holds, whether a
@@ -129,22 +151,31 @@ func BenchmarkWaiterMemory(b *testing.B) {
 			call, n := c.build(parked), *waiterCount
 			parkAndCancel(b, c.name, n, call)
 			b.ReportAllocs()
-			var heap, stack int64
+			var heap, stack, rss int64
+			measured := true
 			for b.Loop() {
 				ctx, cancel := context.WithCancel(context.Background())
 				p := newParking(n)
 				emptyPools()
+				debug.FreeOSMemory()
 				heap0, stack0 := memInUse()
+				rss0, ok0 := resident()
 				p.start(call, func(int) context.Context { return ctx })
 				heap1, stack1 := memInUse()
+				rss1, ok1 := resident()
 				cancel()
 				p.wait(b, c.name)
 				heap += heap1 - heap0
 				stack += stack1 - stack0
+				rss += rss1 - rss0
+				measured = measured && ok0 && ok1
 			}
 			waiters := float64(b.N) * float64(n)
 			b.ReportMetric(float64(heap)/waiters, "B/waiter")
 			b.ReportMetric(float64(stack)/waiters, "stack-B/waiter")
+			if measured {
+				b.ReportMetric(float64(rss)/waiters, "RSS-B/waiter")
+			}
 		})
 	}
 }
