@@ -47,6 +47,21 @@ func generalDo(ctx context.Context, s Schedule, fn func(context.Context) error, 
 	return err
 }
 
+// generalRetryAfter and generalDoAfter continue a Retry or a Do call without
+// options, whose first attempt failed with err (v its value), through the
+// general path.
+
+//go:noinline
+func generalRetryAfter[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), v T, err error) (T, error) {
+	return general(ctx, s, fn, nil, &defaultConfig, nil, time.Time{}, v, err, false)
+}
+
+//go:noinline
+func generalDoAfter(ctx context.Context, s Schedule, fn func(context.Context) error, err error) error {
+	_, err = general[struct{}](ctx, s, nil, fn, &defaultConfig, nil, time.Time{}, struct{}{}, err, false)
+	return err
+}
+
 // generalCall is a call through the general path, from the first attempt.
 // Exactly one of fn and fnErr is set.
 func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, opts []Option) (T, error) {

@@ -48,35 +48,49 @@ func retrying[T any](ctx context.Context, s Schedule, fn func(context.Context) (
 	if s == nil || fn == nil && fnErr == nil {
 		badCall(s, fnErr != nil)
 	}
+	var v T
+	var err error
+	var start *time.Time
+	own := false
 	// The helpers below take opts by pointer: a slice is three words, and
 	// every word of a call's arguments takes room in this frame.
 	po := &opts
-	var v T
-	if planOf(s) == nil || !flat(opts) {
-		if fnErr != nil {
-			return v, generalDo(ctx, s, fnErr, po)
-		}
-		return generalRetry(ctx, s, fn, po)
-	}
-	if ctx.Err() != nil {
-		return v, doneBefore(ctx)
-	}
-	var err error
-	var f flatState
-	own := false
 	if len(opts) == 0 {
+		// The fast path: a call without options whose first attempt
+		// succeeds.
+		if ctx.Err() != nil {
+			return v, doneBefore(ctx)
+		}
 		if fnErr != nil {
 			err = fnErr(ctx)
 		} else {
 			v, err = fn(ctx)
 		}
+		if err == nil {
+			return v, nil
+		}
+		if planOf(s) == nil {
+			if fnErr != nil {
+				return v, generalDoAfter(ctx, s, fnErr, err)
+			}
+			return generalRetryAfter(ctx, s, fn, v, err)
+		}
 	} else {
-		v, f.start, err, own = firstAttempt(ctx, fn, fnErr, po)
+		if planOf(s) == nil || !flat(opts) {
+			if fnErr != nil {
+				return v, generalDo(ctx, s, fnErr, po)
+			}
+			return generalRetry(ctx, s, fn, po)
+		}
+		if ctx.Err() != nil {
+			return v, doneBefore(ctx)
+		}
+		if v, start, err, own = firstAttempt(ctx, fn, fnErr, po); err == nil {
+			return v, nil
+		}
 	}
-	if err == nil {
-		return v, nil
-	}
-	f.n = 1
+	var f flatState
+	f.start, f.n = start, 1
 	f.it.init(planOf(s)) // again: a variable kept across the first attempt would take room
 
 	// The timer is a variable of its own, not part of f: the runtime keeps
