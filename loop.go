@@ -259,7 +259,7 @@ func (l *loop[T]) wait(d time.Duration) (error, bool) {
 type runner struct {
 	n    int     // attempts made
 	last error   // the last attempt's error, unmarked
-	x    *extras // a custom clock's deadline anchors; nil until needed
+	x    *extras // a custom clock's deadline anchors; nil until needed, noDeadline once known useless
 }
 
 // extras is what only a deadline on a custom clock needs: the time left at
@@ -270,6 +270,10 @@ type extras struct {
 	anchorReal  time.Time
 	anchorClock time.Time
 }
+
+// noDeadline is a runner's x once its context has been found to have no
+// deadline: a context's deadline never changes, so the runner stops asking.
+var noDeadline = new(extras)
 
 // retryable reports whether every If predicate among opts accepts err;
 // hasIf reports whether there is any.
@@ -305,7 +309,7 @@ func (r *runner) fail(ctx context.Context, opts []Option, hasIf bool, err error,
 	if pb.refused() {
 		return nil, r.last, true
 	}
-	if !own && !retryable(opts, hasIf, r.last) {
+	if !own && hasIf && !retryable(opts, hasIf, r.last) {
 		return nil, r.last, true
 	}
 	if ctx.Err() != nil {
@@ -332,7 +336,12 @@ func (r *runner) pace(ctx context.Context, clock Clock, maxPushback time.Duratio
 	if pb != nil {
 		d = max(d, min(pb.wait(func() time.Time { return now(clock) }), maxPushback))
 	}
-	if deadline, ok := ctx.Deadline(); ok && d >= r.untilDeadline(clock, deadline) {
+	if r.x == noDeadline {
+		return d, nil
+	}
+	if deadline, ok := ctx.Deadline(); !ok {
+		r.x = noDeadline
+	} else if d >= r.untilDeadline(clock, deadline) {
 		return 0, r.giveUp(context.DeadlineExceeded)
 	}
 	return d, nil

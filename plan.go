@@ -25,6 +25,43 @@ type plan struct {
 	head segment   // the first segment, kept in the plan so that a source is one object
 	tail []segment // the segments that follow it, in order
 	pipe pipeline  // applied to the delays of all segments; empty with one segment
+	// simple is set by planSchedule for a plan of one segment without
+	// Within: planIter.next then takes its short path, in which shape, if
+	// ok, stands for the segment's ops.
+	simple bool
+	shape  shape
+}
+
+// A shape is the pipeline of most chains, a clamp, a jitter and a clamp,
+// each of them optional, in a form that planIter.next applies without a
+// loop: [lo1, hi1], then the jitter, then [lo2, hi2].
+type shape struct {
+	ok       bool
+	lo1, hi1 time.Duration
+	jitter   opKind // opFull, opEqual, opJitter, or opClamp for none
+	factor   float64
+	src      source
+	lo2, hi2 time.Duration
+}
+
+// shapeOf returns the shape of ops, not ok if they have none.
+func shapeOf(ops []op) shape {
+	sh := shape{ok: true, hi1: maxDuration, jitter: opClamp, hi2: maxDuration}
+	i := 0
+	if i < len(ops) && ops[i].kind == opClamp {
+		sh.lo1, sh.hi1 = ops[i].lo, ops[i].hi
+		i++
+	}
+	if i < len(ops) && ops[i].kind != opClamp && ops[i].kind != opWithin {
+		sh.jitter, sh.factor, sh.src = ops[i].kind, ops[i].factor, ops[i].src
+		i++
+	}
+	if i < len(ops) && ops[i].kind == opClamp && sh.jitter != opClamp {
+		sh.lo2, sh.hi2 = ops[i].lo, ops[i].hi
+		i++
+	}
+	sh.ok = i == len(ops)
+	return sh
 }
 
 // segments returns the number of p's segments.
@@ -112,8 +149,7 @@ type sourceSpec struct {
 
 // sourceSchedule returns the Schedule of the plan made of src alone.
 func sourceSchedule(src sourceSpec) Schedule {
-	p := &plan{head: segment{src: src, pipe: pipeline{take: noLimit}}, pipe: pipeline{take: noLimit}}
-	return p.iterate
+	return planSchedule(&plan{head: segment{src: src, pipe: pipeline{take: noLimit}}, pipe: pipeline{take: noLimit}})
 }
 
 // planSchedule returns p's Schedule: ranging it runs p's iterator. Every
@@ -121,6 +157,10 @@ func sourceSchedule(src sourceSpec) Schedule {
 // compiler's one wrapper for the method, wherever it is made: that is how
 // planOf recognises it.
 func planSchedule(p *plan) Schedule {
+	p.simple = len(p.tail) == 0 && p.pipe.empty() && p.head.pipe.sums == 0
+	if p.simple {
+		p.shape = shapeOf(p.head.pipe.ops)
+	}
 	return p.iterate
 }
 

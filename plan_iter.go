@@ -2,6 +2,8 @@ package retry
 
 import (
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"time"
 )
 
@@ -40,8 +42,11 @@ func (it *planIter) setF(f float64) { it.b = math.Float64bits(f) }
 
 // init starts a run of p.
 func (it *planIter) init(p *plan) {
-	*it = planIter{p: p}
-	it.start()
+	base := p.head.src.base
+	*it = planIter{p: p, a: base, b: uint64(base)}
+	if k := p.head.src.kind; k == srcFactor || k == srcSmooth {
+		it.start() // their float state
+	}
 }
 
 // start starts the source of the current segment, if any is left, and its
@@ -67,6 +72,47 @@ func (it *planIter) start() {
 // next returns the run's next delay, or false once the run has ended.
 func (it *planIter) next() (time.Duration, bool) {
 	p := it.p
+	if p.simple {
+		// One segment, no pipeline of the plan's own, no Within: the
+		// common case, without the bookkeeping that the rest needs.
+		if int(it.segN) >= p.head.pipe.take {
+			return 0, false
+		}
+		var d time.Duration
+		if src := &p.head.src; src.kind == srcExponential {
+			d = it.a
+			it.a = addSat(d, d)
+		} else {
+			var ok bool
+			if d, ok = it.draw(src); !ok {
+				return 0, false
+			}
+		}
+		it.segN = count(it.segN)
+		if sh := &p.shape; sh.ok {
+			d = min(max(d, sh.lo1), sh.hi1)
+			switch sh.jitter {
+			case opClamp: // none
+			case opFull:
+				// fullJitter, written out.
+				if n := uint64(d); n != 0 && sh.src.src == nil {
+					hi, lo := bits.Mul64(rand.Uint64(), n+1)
+					if lo < n+1 {
+						hi = sh.src.reject(n+1, hi, lo)
+					}
+					d = time.Duration(hi)
+				} else {
+					d = fullJitter(sh.src, d)
+				}
+			case opEqual:
+				d = jitterDelay(d, 0, sh.src)
+			default: // opJitter
+				d = jitterDelay(d, sh.factor, sh.src)
+			}
+			return min(max(d, sh.lo2), sh.hi2), true
+		}
+		return p.head.pipe.transform(d), true
+	}
 	if int(it.planN) >= p.pipe.take {
 		it.seg = int32(p.segments())
 		return 0, false
@@ -168,13 +214,16 @@ func (it *planIter) draw(s *sourceSpec) (time.Duration, bool) {
 // apply passes d through the pipeline's ops, and reports false if a Within
 // refuses it. sums are the pipeline's Within totals so far.
 func (pp *pipeline) apply(d time.Duration, sums []time.Duration) (time.Duration, bool) {
+	if pp.sums == 0 {
+		return pp.transform(d), true
+	}
 	for i := range pp.ops {
 		o := &pp.ops[i]
 		switch o.kind {
 		case opClamp:
 			d = min(max(d, o.lo), o.hi)
 		case opFull:
-			d = time.Duration(o.src.upTo(uint64(d)))
+			d = fullJitter(o.src, d)
 		case opEqual:
 			d = jitterDelay(d, 0, o.src)
 		case opJitter:
@@ -187,6 +236,38 @@ func (pp *pipeline) apply(d time.Duration, sums []time.Duration) (time.Duration,
 		}
 	}
 	return d, true
+}
+
+// transform passes d through the ops of a pipeline without Within.
+func (pp *pipeline) transform(d time.Duration) time.Duration {
+	for i := range pp.ops {
+		switch o := &pp.ops[i]; o.kind {
+		case opFull:
+			d = fullJitter(o.src, d)
+		case opClamp:
+			d = min(max(d, o.lo), o.hi)
+		case opEqual:
+			d = jitterDelay(d, 0, o.src)
+		default: // opJitter
+			d = jitterDelay(d, o.factor, o.src)
+		}
+	}
+	return d
+}
+
+// fullJitter draws FullJitter's delay below d ≥ 0: src.upTo(d), with the common
+// case (the runtime's generator, no rejection) written out, since upTo is
+// too large to inline. It draws the same numbers as upTo.
+func fullJitter(src source, d time.Duration) time.Duration {
+	n := uint64(d)
+	if n == 0 || src.src != nil {
+		return time.Duration(src.upTo(n))
+	}
+	hi, lo := bits.Mul64(rand.Uint64(), n+1)
+	if lo < n+1 {
+		return time.Duration(src.reject(n+1, hi, lo))
+	}
+	return time.Duration(hi)
 }
 
 // iterate is the body of p's Schedule: it yields the delays of a run of p.

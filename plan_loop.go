@@ -181,15 +181,29 @@ type flatState struct {
 //
 //go:noinline
 func (f *flatState) decide(ctx context.Context, err error) (time.Duration, error) {
-	pb, out, done := f.fail(ctx, nil, false, err, false)
-	if done {
-		return -1, out
+	// The runner's fail, without options: the common case written out,
+	// since this runs after every failed attempt.
+	permanent, pb := markers(err)
+	if permanent || pb != nil {
+		f.last = unmark(err)
+		if permanent || pb.refused() {
+			return -1, f.last
+		}
+	} else {
+		f.last = err // no marker: markers would have seen one at the top
+	}
+	if ctx.Err() != nil {
+		return -1, f.giveUp(context.Cause(ctx))
 	}
 	d, ok := f.it.next()
 	if !ok {
 		return -1, f.giveUp(ErrExhausted)
 	}
-	if d, out = f.allow(ctx, nil, defaultMaxPushback, nil, pb, d); out != nil {
+	if pb == nil && f.x == noDeadline {
+		return d, nil // nothing more to decide: no pushback, no deadline, no budget
+	}
+	d, out := f.pace(ctx, nil, defaultMaxPushback, pb, d)
+	if out != nil {
 		return -1, out
 	}
 	return d, nil
