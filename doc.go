@@ -96,11 +96,16 @@
 //
 // Schedules, Options, Budgets, Latencies and FakeClocks are safe for
 // concurrent use.
-// Success on the first attempt allocates nothing. A call that retries
-// allocates its own state and yield function, the relays through which the
-// combinators pass delays along (two small allocations per combinator), the
-// real clock's time.Timer (one per call that waits, reset between waits) and
-// the contexts of AttemptTimeout. Nothing a call or a run of a schedule
-// hands to user code is ever reused by another call: a yield function called
-// after its run ended panics without touching any other call.
+// Success on the first attempt allocates nothing. A chain of this package's
+// sources and combinators is folded into one flat description when it is
+// built, and a call that retries on one draws its delays in its own loop: it
+// allocates only the real clock's time.Timer (one per call that waits, reset
+// between waits), the contexts of AttemptTimeout and, with OnRetry, a small
+// record of when it started. A Schedule written by hand is ranged instead,
+// with a yield function made for that call and relays made for each run of
+// the combinators around it (two small allocations each), as are the calls
+// with OnDone, MaxElapsed, IfValue or MaxRetriesIf. Nothing a call or a run
+// of a schedule hands to user code is ever reused by another call: a yield
+// function called after its run ended panics without touching any other
+// call.
 package retry

@@ -74,6 +74,10 @@ func mustSchedule(fn string, s Schedule) {
 // anything but its atomic state, which is all a call from another goroutine
 // reads. Each relay costs two small allocations per run: the relay and its
 // bound step.
+//
+// A chain of this package's sources and combinators has no relay at all: it
+// is one plan (plan.go). Relays serve the chains built on a Schedule written
+// by hand, and every chain in the purego build.
 
 // The state of a relay, or of the retry loop's yield function.
 const (
