@@ -18,7 +18,13 @@ import (
 // code under test prints or compares the time.
 //
 // A FakeClock is safe for concurrent use, and must not be copied after first
-// use. Its record of sleeps grows by one Duration per Sleep.
+// use. Its record of sleeps grows by one Duration per Sleep. It has one time
+// for all its users: every Sleep moves it for everyone, so concurrent calls
+// sharing one FakeClock see each other's waits add up. That is harmless for
+// calls without a limit in time, but a call with a context deadline or
+// MaxElapsed spends its time on the others' waits too, and gives up early;
+// give each such call its own FakeClock, or use testing/synctest, where
+// concurrent waits overlap as they do on the real clock.
 type FakeClock struct {
 	mu     sync.Mutex
 	now    time.Time

@@ -59,3 +59,32 @@ func TestFakeClockZero(t *testing.T) {
 		assert.Equal(t, time.Time{}.Add(400*time.Millisecond), c.Now())
 	})
 }
+
+// TestFakeClockSharedTime pins what FakeClock's doc says of concurrent
+// users: one call's sleeps move the clock for another, whose deadline is
+// then spent sooner.
+func TestFakeClockSharedTime(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+	defer cancel()
+	for _, shared := range []bool{false, true} {
+		clock, other := NewFakeClock(epoch), NewFakeClock(epoch)
+		if shared {
+			other = clock
+		}
+		calls := 0
+		err := Do(ctx, Constant(25*time.Minute), func(context.Context) error {
+			if calls++; calls == 2 {
+				// Another call on the other clock waits 25 minutes while
+				// this one runs.
+				_ = Do(t.Context(), Delays(25*time.Minute), func(context.Context) error { return errBoom }, WithClock(other))
+			}
+			return errBoom
+		}, WithClock(clock))
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		if shared {
+			assert.Equal(t, 2, calls, "the other call's 25 minutes count against this call's hour")
+		} else {
+			assert.Equal(t, 3, calls, "attempts at 0, 25 and 50 minutes")
+		}
+	}
+}

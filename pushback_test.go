@@ -129,7 +129,7 @@ func (e *pathError) Error() string { return "bad path " + e.path }
 
 // TestWithinAndPushback: Within bounds the schedule's own delays; a server's
 // pushback lengthens each wait up to MaxPushback without counting against
-// it, and a context deadline bounds the whole call.
+// it, and MaxElapsed or a context deadline bounds the whole call.
 func TestWithinAndPushback(t *testing.T) {
 	pushedBack := func(calls *int) func(context.Context) error {
 		return func(context.Context) error { *calls++; return RetryAfter(errBoom, time.Hour) }
@@ -155,5 +155,12 @@ func TestWithinAndPushback(t *testing.T) {
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, 3, calls)
 		assert.Equal(t, []time.Duration{time.Minute, time.Minute}, clock.Sleeps(), "a third minute would end after the deadline")
+	})
+	t.Run("MaxElapsed counts the lengthened waits", func(t *testing.T) {
+		clock, calls := NewFakeClock(epoch), 0
+		err := Do(t.Context(), Constant(s1).Within(3*s1), pushedBack(&calls), WithClock(clock), MaxElapsed(2*time.Minute))
+		assert.ErrorIs(t, err, ErrMaxElapsed)
+		assert.Equal(t, 3, calls, "attempts at 0, 1 and 2 minutes: a wait ending at the limit is made")
+		assert.Equal(t, []time.Duration{time.Minute, time.Minute}, clock.Sleeps())
 	})
 }
