@@ -141,13 +141,17 @@ func TestErrorReasons(t *testing.T) {
 			defer cancel()
 			return Do(ctx, Constant(2*time.Hour), func(context.Context) error { return last }, WithClock(NewFakeClock(epoch)))
 		}, context.DeadlineExceeded},
+		"max elapsed": {func(t *testing.T) error {
+			return Do(t.Context(), Constant(2*time.Hour), func(context.Context) error { return last },
+				WithClock(NewFakeClock(epoch)), MaxElapsed(time.Hour))
+		}, ErrMaxElapsed},
 		"deadline with a cause": {func(t *testing.T) error {
 			ctx, cancel := context.WithTimeoutCause(t.Context(), time.Hour, cause)
 			defer cancel()
 			return Do(ctx, Constant(2*time.Hour), func(context.Context) error { return last }, WithClock(NewFakeClock(epoch)))
 		}, context.DeadlineExceeded},
 	}
-	all := []error{ErrExhausted, ErrBudgetExhausted, context.Canceled, context.DeadlineExceeded, cause}
+	all := []error{ErrExhausted, ErrBudgetExhausted, ErrMaxElapsed, context.Canceled, context.DeadlineExceeded, cause}
 	for name, tc := range reasons {
 		t.Run(name, func(t *testing.T) {
 			err := tc.run(t)
