@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -100,6 +101,18 @@ func TestExponentialFactorIsExact(t *testing.T) {
 	t.Run("gRPC's 1.6 over a long run", func(t *testing.T) {
 		base := 100 * time.Millisecond
 		assert.Equal(t, exactPowers(base, 1.6, 200), first(ExponentialFactor(base, 1.6), 200))
+	})
+	t.Run("Retry waits the same", func(t *testing.T) {
+		for _, tc := range []struct {
+			base   time.Duration
+			factor float64
+		}{{100 * time.Millisecond, 1.6}, {3, 1.1}, {1<<53 + 1, 2}, {maxDuration / 2, 2.1}} {
+			clock := NewFakeClock(time.Time{})
+			err := Do(t.Context(), ExponentialFactor(tc.base, tc.factor).Take(100), func(context.Context) error { return errBoom },
+				WithClock(clock))
+			require.ErrorIs(t, err, ErrExhausted)
+			assert.Equal(t, exactPowers(tc.base, tc.factor, 100), clock.Sleeps(), "base %d, factor %v", tc.base, tc.factor)
+		}
 	})
 }
 
