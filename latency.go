@@ -174,7 +174,9 @@ type estimate struct {
 // get returns the estimate, computing it again once l has recorded
 // latRefresh observations since the last time. One caller recomputes; the
 // others meanwhile use the previous estimate (except for the first one,
-// which all callers racing for it compute).
+// which all callers racing for it compute). A caller whose n is older than
+// the last estimate's, having loaded it before another caller recomputed,
+// uses that estimate too: the difference is then negative.
 func (e *estimate) get() time.Duration {
 	n := e.l.n.Load()
 	if n < latWarmup {
@@ -182,7 +184,7 @@ func (e *estimate) get() time.Duration {
 	}
 	if at := e.at.Load(); at == 0 {
 		e.at.CompareAndSwap(0, n+1) // all who race for the first estimate make it
-	} else if n+1-at < latRefresh || !e.at.CompareAndSwap(at, n+1) {
+	} else if int64(n+1-at) < latRefresh || !e.at.CompareAndSwap(at, n+1) {
 		return time.Duration(e.d.Load())
 	}
 	d, ok := e.l.quantile(e.q)

@@ -517,6 +517,24 @@ func TestLatencyIdleWord(t *testing.T) {
 	assert.Equal(t, latValue(latBucket(100*time.Millisecond)), firstDelay(t, l.Quantile(0.5)))
 }
 
+// TestLatencyStaleReader checks that a Quantile reader whose count of
+// observations is older than the last estimate's uses that estimate rather
+// than compute another and move the time of the last estimate back.
+func TestLatencyStaleReader(t *testing.T) {
+	l := NewLatency()
+	for range latWarmup {
+		l.Record(time.Millisecond)
+	}
+	e := &estimate{l: l, q: 0.5}
+	want := e.get()
+	// Another reader loaded n+10 and recomputed after this one loaded n.
+	e.at.Store(l.n.Load() + 11)
+	e.d.Store(int64(time.Second))
+	assert.Equal(t, time.Second, e.get())
+	assert.Equal(t, l.n.Load()+11, e.at.Load())
+	assert.Equal(t, latValue(latBucket(time.Millisecond)), want)
+}
+
 // TestLatencyConcurrentRotation records durations across the whole range
 // and beyond (0, negative, 1 ns, the largest) from several goroutines while
 // others read, through dozens of windows: under -race, every read is
