@@ -27,8 +27,9 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // The first attempt starts at once. The i-th delay of s is how long Hedge
 // waits after the most recent attempt started before it starts another one,
 // while none has succeeded; Constant(50*time.Millisecond).Take(2) makes at
-// most 3 attempts, at 0, 50 ms and 100 ms. When s has no delay left, no more
-// attempts start and Hedge waits for those outstanding.
+// most 3 attempts, at 0, 50 ms and 100 ms. A negative delay counts as 0.
+// When s has no delay left, no more attempts start and Hedge waits for
+// those outstanding.
 //
 // The first success wins: Hedge returns its value and a nil error at once,
 // and cancels the context of every other attempt, whose context.Cause is
@@ -93,7 +94,9 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 //
 // Hedge ranges over s once, by calling it with a yield function that is
 // valid for that one run: called after it returned false, after s returned,
-// or by two goroutines at once, it panics. Hedge keeps only the last error.
+// or by two goroutines at once, it panics. If s returns while a call of its
+// yield function runs on another goroutine, Hedge makes that call return
+// false, waits for it and panics. Hedge keeps only the last error.
 //
 // Hedge panics if s or fn is nil, if a Discard option's function does not
 // take a T, or if given an IfValue (a rejected value it dropped could not be
@@ -128,7 +131,7 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	h.launch()
 	h.state.Store(hedgeRunning)
 	s(h.step)
-	if h.state.Swap(hedgeEnded) == hedgeStepping {
+	if h.closeYield() {
 		panic("retry: Hedge: the schedule returned while its yield function was running")
 	}
 	if !h.done {
@@ -181,10 +184,11 @@ func releaseOf[T any](opts []Option) func(T) {
 
 // The states of a Hedge's run of its schedule, for its yield function.
 const (
-	hedgeStarting int32 = iota // the schedule has not been called yet
-	hedgeRunning               // the schedule runs and may call yield
-	hedgeStepping              // yield is running
-	hedgeEnded                 // yield returned false, or the schedule returned
+	hedgeStarting  int32 = iota // the schedule has not been called yet
+	hedgeRunning                // the schedule runs and may call yield
+	hedgeStepping               // yield is running
+	hedgeEnded                  // yield returned false, or the schedule returned
+	hedgeAbandoned              // the schedule returned while yield ran on another goroutine: it must stop
 )
 
 // hedge is the state of one Hedge call. It is made for the call and never
@@ -215,7 +219,8 @@ type hedge[T any] struct {
 	v           T
 	err         error
 
-	state atomic.Int32 // hedgeStarting…hedgeEnded, for the yield function
+	state   atomic.Int32  // hedgeStarting…hedgeAbandoned, for the yield function
+	yielded chan struct{} // made by closeYield before it abandons a running yield, which closes it on return
 
 	mu        sync.Mutex
 	over      bool               // guarded by mu: Hedge has decided; outcomes from now on are dropped
@@ -316,11 +321,16 @@ func (h *hedge[T]) deliver(o outcome[T]) bool {
 		h.interrupt()
 	}
 	h.mu.Unlock()
+	h.signal()
+	return true
+}
+
+// signal wakes Hedge's goroutine, if it waits.
+func (h *hedge[T]) signal() {
 	select {
 	case h.wake <- struct{}{}:
 	default: // a wake-up is already due
 	}
-	return true
 }
 
 // drop releases a value nobody will read.
@@ -394,17 +404,59 @@ func (h *hedge[T]) retryable(err error) bool {
 // attempt started, or less if an attempt fails first, then starts the next
 // attempt and asks for the next delay. It returns false once the call is
 // decided or no more attempts may start.
-func (h *hedge[T]) step(d time.Duration) bool {
+func (h *hedge[T]) step(d time.Duration) (more bool) {
 	if !h.state.CompareAndSwap(hedgeRunning, hedgeStepping) {
 		panic("retry: Hedge: the schedule called yield after it returned false, after it returned, or concurrently")
 	}
-	more := h.wait(d)
-	if !more {
-		h.state.Store(hedgeEnded)
-		return false
+	defer h.stepped(&more)
+	return h.wait(max(d, 0))
+}
+
+// stepped ends a call of step that returns *more, or panics (*more is then
+// false): the yield function may be called again only if *more. If
+// closeYield abandoned this call meanwhile, it makes it return false and
+// tells closeYield, which waits for it.
+func (h *hedge[T]) stepped(more *bool) {
+	next := hedgeEnded
+	if *more {
+		next = hedgeRunning
 	}
-	h.state.Store(hedgeRunning)
-	return true
+	if h.state.CompareAndSwap(hedgeStepping, next) {
+		return
+	}
+	*more = false
+	h.state.Store(hedgeEnded)
+	close(h.yielded)
+}
+
+// closeYield ends the yield function's validity once the schedule has
+// returned or panicked. If the yield function is still running, which only
+// a schedule that called it on another goroutine and did not wait for it
+// can cause, closeYield makes it return false, waits for it and reports
+// true: nothing of the call may run after Hedge.
+func (h *hedge[T]) closeYield() bool {
+	for {
+		switch st := h.state.Load(); st {
+		case hedgeStarting, hedgeRunning:
+			if h.state.CompareAndSwap(st, hedgeEnded) {
+				return false
+			}
+		case hedgeStepping:
+			h.yielded = make(chan struct{})
+			if h.state.CompareAndSwap(hedgeStepping, hedgeAbandoned) {
+				h.mu.Lock()
+				if h.interrupt != nil {
+					h.interrupt()
+				}
+				h.mu.Unlock()
+				h.signal()
+				<-h.yielded
+				return true
+			}
+		default:
+			return false
+		}
+	}
 }
 
 // wait is step's work.
@@ -423,6 +475,9 @@ func (h *hedge[T]) wait(d time.Duration) bool {
 			if trigger != nil {
 				return h.hedge(d, trigger)
 			}
+		}
+		if h.state.Load() == hedgeAbandoned {
+			return false
 		}
 		switch r, err := h.sleep(d, &armed); r {
 		case slept:
@@ -484,7 +539,7 @@ func (h *hedge[T]) sleepOn(d time.Duration) (int, error) {
 	sctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
 	h.mu.Lock()
-	if len(h.pending) > 0 {
+	if len(h.pending) > 0 || h.state.Load() == hedgeAbandoned {
 		h.mu.Unlock()
 		return woken, nil
 	}
@@ -585,7 +640,7 @@ func (h *hedge[T]) end(cause error) {
 // did, drops what was delivered and not handled, raising a panic among it,
 // and stops the timer.
 func (h *hedge[T]) finish() {
-	h.state.Store(hedgeEnded)
+	h.closeYield()
 	cause := ErrHedgeLost
 	if h.ctx.Err() != nil {
 		cause = context.Cause(h.ctx)

@@ -1,0 +1,168 @@
+package retry
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests in this file attack Hedge as an outside reviewer would: schedules
+// that break the iterator contract, functions that panic or exit, contexts
+// that end at awkward instants, schedules with no end, and many calls
+// sharing a Budget and a Latency.
+
+// stuck is an fn that waits for its context to end and counts its calls.
+func stuck(calls *atomic.Int32) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		n := int(calls.Add(1))
+		<-ctx.Done()
+		return n, ctx.Err()
+	}
+}
+
+func TestHedgeScheduleMisuse(t *testing.T) {
+	t.Run("yields, then panics", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			causes := make(chan error, 2)
+			s := Schedule(func(yield func(time.Duration) bool) {
+				if yield(10 * time.Millisecond) {
+					panic("schedule")
+				}
+			})
+			assert.PanicsWithValue(t, "schedule", func() {
+				_, _ = Hedge(t.Context(), s, func(ctx context.Context) (int, error) {
+					<-ctx.Done()
+					causes <- context.Cause(ctx)
+					return 0, ctx.Err()
+				})
+			})
+			synctest.Wait()
+			// The hedge's goroutine may find the call over and not call fn.
+			assert.GreaterOrEqual(t, len(causes), 1)
+			for len(causes) > 0 {
+				assert.Same(t, ErrHedgeLost, <-causes)
+			}
+		})
+	})
+	t.Run("calls yield on another goroutine and waits for it", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: time.Hour}, replica{lat: 10 * time.Millisecond})
+			s := Schedule(func(yield func(time.Duration) bool) {
+				for {
+					more := make(chan bool)
+					go func() { more <- yield(50 * time.Millisecond) }()
+					if !<-more {
+						return
+					}
+				}
+			})
+			v, err := Hedge(t.Context(), s, r.fn)
+			require.NoError(t, err)
+			assert.Equal(t, 2, v)
+			assert.Equal(t, 60*time.Millisecond, time.Since(r.t0))
+		})
+	})
+	t.Run("returns while its yield runs on another goroutine", func(t *testing.T) {
+		// The stray yield must stop, return false and leave no state
+		// behind (the race detector checks that nothing of Hedge runs
+		// after it), and Hedge reports the broken contract.
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			stray := make(chan bool, 1)
+			s := Schedule(func(yield func(time.Duration) bool) {
+				started := make(chan struct{})
+				go func() {
+					close(started)
+					stray <- yield(time.Hour)
+				}()
+				<-started
+				time.Sleep(time.Millisecond) // the yield is waiting on its delay
+			})
+			assert.PanicsWithValue(t, "retry: Hedge: the schedule returned while its yield function was running", func() {
+				_, _ = Hedge(t.Context(), s, stuck(&calls))
+			})
+			assert.False(t, <-stray, "the stray yield returned false")
+			synctest.Wait()
+			assert.Equal(t, int32(1), calls.Load())
+		})
+	})
+	t.Run("calls yield from two goroutines at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			var panics atomic.Int32
+			s := Schedule(func(yield func(time.Duration) bool) {
+				var wg sync.WaitGroup
+				for range 2 {
+					wg.Go(func() {
+						defer func() {
+							if recover() != nil {
+								panics.Add(1)
+							}
+						}()
+						yield(10 * time.Millisecond)
+					})
+				}
+				wg.Wait()
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			_, err := Hedge(ctx, s, stuck(&calls))
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, int32(1), panics.Load(), "one of the two calls panics")
+			assert.Equal(t, int32(2), calls.Load(), "the other makes its hedge")
+		})
+	})
+	t.Run("a negative delay counts as 0", func(t *testing.T) {
+		negative := Schedule(func(yield func(time.Duration) bool) { yield(-time.Second) })
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: time.Hour}, replica{lat: 10 * time.Millisecond})
+			v, err := Hedge(t.Context(), negative, r.fn)
+			require.NoError(t, err)
+			assert.Equal(t, 2, v)
+			assert.Equal(t, []time.Duration{0, 0}, r.starts)
+		})
+		synctest.Test(t, func(t *testing.T) {
+			clock := &recordingClock{}
+			r := newReplicas(replica{lat: time.Hour}, replica{lat: 10 * time.Millisecond})
+			v, err := Hedge(t.Context(), negative, r.fn, WithClock(clock))
+			require.NoError(t, err)
+			assert.Equal(t, 2, v)
+			assert.Equal(t, []time.Duration{0}, clock.slept(), "a custom clock is asked to sleep 0")
+		})
+	})
+}
+
+// recordingClock is a custom Clock on the real clock (fake under synctest)
+// that records the durations it is asked to sleep.
+type recordingClock struct {
+	mu     sync.Mutex
+	sleeps []time.Duration
+}
+
+func (*recordingClock) Now() time.Time { return time.Now() }
+func (c *recordingClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.sleeps = append(c.sleeps, d)
+	c.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *recordingClock) slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sleeps)
+}
