@@ -49,8 +49,11 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 //   - every attempt failed after a Budget refused a hedge: ErrBudgetExhausted;
 //   - ctx is done: context.Cause(ctx); the attempts are cancelled with it.
 //
-// Hedge never calls fn with a done context; if ctx is done before the first
-// attempt, it returns the zero T and an *Error with no attempts.
+// The *Error's Attempts counts the calls of fn. Hedge never calls fn with a
+// done context, nor once it has decided: an attempt whose goroutine starts
+// after that does not call fn, and if it was a hedge, gives its Budget token
+// back. If ctx is done before the first attempt, Hedge returns the zero T
+// and an *Error with no attempts.
 //
 // Options: WithClock, If, OnRetry (called on Hedge's goroutine before each
 // attempt after the first: Number is the number of attempts started so far,
@@ -60,8 +63,8 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // stops further attempts, and those outstanding go on), AttemptTimeout (per
 // attempt; an attempt that fails after its own timeout counts as a
 // retryable failure), Observe (records every attempt that returns before
-// Hedge or the caller cancelled it), OnDone (Attempts is the number of
-// attempts started) and Discard. Hedge ignores MaxPushback and the waits of
+// Hedge or the caller cancelled it), OnDone (Attempts counts the calls of
+// fn, as the *Error's does) and Discard. Hedge ignores MaxPushback and the waits of
 // RetryAfter and RetryAt: a retryable failure starts the next attempt at
 // once; a negative RetryAfter ends the call, as with Retry. It ignores
 // MaxElapsed and MaxRetriesIf too: its schedule alone bounds its attempts
@@ -70,11 +73,12 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // Every attempt runs on a goroutine of its own, never on the caller's, so
 // Hedge returns as soon as an attempt wins even while another ignores its
 // context. Once every call of fn has returned, nothing of Hedge remains: no
-// goroutine, timer or context. A panic in fn is raised again, with the same
-// value (but not its stack), on the goroutine that called Hedge if Hedge has
-// not returned yet; after that, it is not recovered and ends the program as
-// a panic in any goroutine does. A runtime.Goexit in fn is likewise repeated
-// on the caller's goroutine.
+// goroutine, timer or context. A panic in fn that reaches Hedge before it
+// has decided its result is raised again, with the same value (but not its
+// stack), on the goroutine that called Hedge; after that, it is not
+// recovered and ends the program, with its own stack, as a panic in any
+// goroutine does. A runtime.Goexit in fn is likewise repeated on the
+// caller's goroutine, or after that just ends the attempt's.
 //
 // Timing. With the real clock (the default), each delay is waited on a
 // timer; under testing/synctest every timing above is exact. With a
@@ -128,7 +132,7 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	h.actx, h.cancel = context.WithCancelCause(ctx)
 	h.start = h.cfg.begin()
 	defer h.finish()
-	h.launch()
+	h.launch(false)
 	h.state.Store(hedgeRunning)
 	s(h.step)
 	if h.closeYield() {
@@ -138,7 +142,7 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		h.drain()
 	}
 	if h.cfg.hasDone {
-		h.cfg.done(opts, h.start, h.started, h.err, h.reason)
+		h.cfg.done(opts, h.start, h.made(), h.err, h.reason)
 	}
 	return h.v, h.err
 }
@@ -224,6 +228,7 @@ type hedge[T any] struct {
 
 	mu        sync.Mutex
 	over      bool               // guarded by mu: Hedge has decided; outcomes from now on are dropped
+	calls     int                // guarded by mu: calls of fn begun; no more begin once over
 	pending   []outcome[T]       // guarded by mu: delivered outcomes not handled yet
 	inline    [2]outcome[T]      // pending's first array
 	interrupt context.CancelFunc // guarded by mu: ends the current sleep on a custom clock
@@ -246,18 +251,30 @@ const (
 // success reports whether o is a value returned with a nil error.
 func (o *outcome[T]) success() bool { return o.ended == 0 && o.err == nil }
 
-// launch starts an attempt on a goroutine of its own.
-func (h *hedge[T]) launch() {
+// launch starts an attempt on a goroutine of its own; hedged tells that
+// it withdrew a budget token.
+func (h *hedge[T]) launch(hedged bool) {
 	h.started++
 	h.outstanding++
-	go h.attempt()
+	go h.attempt(hedged)
 }
 
-// attempt is the goroutine of one attempt: it calls fn, unless Hedge is
-// already over, and delivers what fn did.
-func (h *hedge[T]) attempt() {
-	if h.actx.Err() != nil {
-		return // Hedge is ending: never call fn with a done context
+// attempt is the goroutine of one attempt: it calls fn, unless Hedge has
+// decided or its context is done, and delivers what fn did.
+func (h *hedge[T]) attempt(hedged bool) {
+	h.mu.Lock()
+	skip := h.over || h.actx.Err() != nil
+	if !skip {
+		h.calls++
+	}
+	h.mu.Unlock()
+	if skip {
+		// Never call fn with a done context; a hedge that is not made
+		// costs no budget token, as a retry that is not made.
+		if hedged && h.cfg.budget != nil {
+			h.cfg.budget.refund()
+		}
+		return
 	}
 	ctx := h.actx
 	var cancel context.CancelFunc
@@ -278,22 +295,22 @@ func (h *hedge[T]) attempt() {
 			cancel()
 		}
 		// fn panicked or called runtime.Goexit. Hand a panic over to
-		// Hedge's goroutine if Hedge is still running; otherwise leave it
-		// unrecovered, so that it ends the program with its own stack.
+		// Hedge's goroutine while Hedge has not decided; after that,
+		// leave it unrecovered, so that it ends the program with its own
+		// stack, as in any goroutine. Deciding and handing over under one
+		// lock means a panic is never recovered and then found too late.
 		h.mu.Lock()
-		over := h.over
-		h.mu.Unlock()
-		if over {
+		if h.over {
+			h.mu.Unlock()
 			return
 		}
+		o.ended = endGoexit
 		if o.panic = recover(); o.panic != nil {
 			o.ended = endPanic
-		} else {
-			o.ended = endGoexit
 		}
-		if !h.deliver(o) && o.ended == endPanic {
-			panic(o.panic) // Hedge returned meanwhile
-		}
+		h.push(o)
+		h.mu.Unlock()
+		h.signal()
 	}()
 	o.v, o.err = h.fn(ctx)
 	returned = true
@@ -307,22 +324,26 @@ func (h *hedge[T]) attempt() {
 	h.deliver(o)
 }
 
-// deliver hands o to Hedge's goroutine, or drops it if Hedge is over and
-// reports false.
-func (h *hedge[T]) deliver(o outcome[T]) bool {
+// deliver hands o to Hedge's goroutine, or drops it if Hedge is over.
+func (h *hedge[T]) deliver(o outcome[T]) {
 	h.mu.Lock()
 	if h.over {
 		h.mu.Unlock()
 		h.drop(o)
-		return false
+		return
 	}
+	h.push(o)
+	h.mu.Unlock()
+	h.signal()
+}
+
+// push adds o to the outcomes pending, with mu held, and interrupts a sleep
+// on a custom clock.
+func (h *hedge[T]) push(o outcome[T]) {
 	h.pending = append(h.pending, o)
 	if h.interrupt != nil {
 		h.interrupt()
 	}
-	h.mu.Unlock()
-	h.signal()
-	return true
 }
 
 // signal wakes Hedge's goroutine, if it waits.
@@ -580,7 +601,7 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 			}
 		}
 	}
-	h.launch()
+	h.launch(true)
 	return true
 }
 
@@ -612,14 +633,25 @@ func (h *hedge[T]) drain() {
 	}
 }
 
-// giveUp ends the call with the last failure and reason.
+// giveUp ends the call with the last failure and reason. The *Error counts
+// the calls of fn that began, not the attempts started: an attempt whose
+// goroutine found the call over did not call fn.
 func (h *hedge[T]) giveUp(reason error) {
 	cause := ErrHedgeLost
 	if h.ctx.Err() != nil {
 		cause = context.Cause(h.ctx)
 	}
 	h.reason = reason
-	h.finishWith(h.lastV, newError(h.started, h.last, reason), cause)
+	calls := h.end(cause)
+	h.v, h.err, h.done = h.lastV, newError(calls, h.last, reason), true
+}
+
+// made returns the number of calls of fn that began; once Hedge has
+// decided, it no longer grows.
+func (h *hedge[T]) made() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls
 }
 
 // finishWith decides the call's result and cancels the attempts with cause.
@@ -628,12 +660,15 @@ func (h *hedge[T]) finishWith(v T, err error, cause error) {
 	h.end(cause)
 }
 
-// end makes every later outcome be dropped and cancels the attempts.
-func (h *hedge[T]) end(cause error) {
+// end makes every later outcome be dropped, cancels the attempts and
+// returns the number of calls of fn that began, which can no longer grow.
+func (h *hedge[T]) end(cause error) int {
 	h.mu.Lock()
 	h.over = true
+	calls := h.calls
 	h.mu.Unlock()
 	h.cancel(cause)
+	return calls
 }
 
 // finish runs when Hedge returns, or panics: it ends the call if nothing

@@ -166,3 +166,41 @@ func (c *recordingClock) slept() []time.Duration {
 	defer c.mu.Unlock()
 	return slices.Clone(c.sleeps)
 }
+
+func TestHedgeContextEnds(t *testing.T) {
+	t.Run("in an OnRetry hook: the hedge is not made and costs nothing", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			b := NewBudget(0, 1)
+			var calls atomic.Int32
+			_, err := Hedge(ctx, Constant(time.Millisecond).Take(1), stuck(&calls), WithBudget(b), OnRetry(func(Attempt) { cancel() }))
+			assert.ErrorIs(t, err, context.Canceled)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			synctest.Wait()
+			assert.Equal(t, int32(1), calls.Load())
+			assert.Equal(t, 1, e.Attempts, "Attempts counts the calls of fn")
+			assert.Equal(t, 1.0, b.Tokens(), "the hedge that did not call fn was refunded")
+		})
+	})
+	t.Run("while a failure is handled", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			var calls atomic.Int32
+			v, err := Hedge(ctx, Constant(time.Hour).Take(3), func(ctx context.Context) (int, error) {
+				return int(calls.Add(1)), errBoom
+			}, OnRetry(func(a Attempt) {
+				if a.Err != nil {
+					cancel()
+				}
+			}))
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.ErrorIs(t, err, errBoom)
+			assert.Equal(t, 1, v, "the last failure's value")
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, 1, e.Attempts)
+			assert.Equal(t, int32(1), calls.Load())
+		})
+	})
+}
