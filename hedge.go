@@ -29,7 +29,10 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // while none has succeeded; Constant(50*time.Millisecond).Take(2) makes at
 // most 3 attempts, at 0, 50 ms and 100 ms. A negative delay counts as 0.
 // When s has no delay left, no more attempts start and Hedge waits for
-// those outstanding.
+// those outstanding. At most 10 attempts run at once: while 10 are
+// outstanding, no delay elapses, and only a failure starts the next
+// attempt, so that a schedule of zero delays with no end cannot start
+// goroutines without bound.
 //
 // The first success wins: Hedge returns its value and a nil error at once,
 // and cancels the context of every other attempt, whose context.Cause is
@@ -194,6 +197,11 @@ const (
 	hedgeEnded                  // yield returned false, or the schedule returned
 	hedgeAbandoned              // the schedule returned while yield ran on another goroutine: it must stop
 )
+
+// hedgeMaxOutstanding bounds the attempts of one Hedge that run at once, so
+// that a schedule of zero (or tiny) delays with no end cannot start
+// goroutines as fast as Hedge's goroutine can loop.
+const hedgeMaxOutstanding = 10
 
 // hedge is the state of one Hedge call. It is made for the call and never
 // recycled: its yield function (step) is handed to the caller's schedule,
@@ -523,9 +531,11 @@ const (
 
 // sleep waits until d has elapsed since armed was first set (on the first
 // call of a step), an outcome is delivered, or the caller's context ends.
+// With a FakeClock, or while hedgeMaxOutstanding attempts run, no delay
+// elapses: only an outcome or the context's end can end the wait.
 func (h *hedge[T]) sleep(d time.Duration, armed *bool) (int, error) {
 	switch {
-	case h.sequential:
+	case h.sequential || h.outstanding >= hedgeMaxOutstanding:
 		select {
 		case <-h.wake:
 			return woken, nil

@@ -204,3 +204,72 @@ func TestHedgeContextEnds(t *testing.T) {
 		})
 	})
 }
+
+func TestHedgeEndlessSchedules(t *testing.T) {
+	t.Run("zero delays, attempts that hang", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			var calls atomic.Int32
+			done := make(chan error)
+			go func() {
+				_, err := Hedge(ctx, Constant(0), stuck(&calls))
+				done <- err
+			}()
+			synctest.Wait()
+			assert.Equal(t, int32(hedgeMaxOutstanding), calls.Load(), "no more than hedgeMaxOutstanding at once")
+			cancel()
+			assert.ErrorIs(t, <-done, context.Canceled)
+		})
+	})
+	t.Run("short delays, attempts that hang", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(ctx, Constant(time.Millisecond), r.fn)
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			var want []time.Duration
+			for i := range hedgeMaxOutstanding {
+				want = append(want, time.Duration(i)*time.Millisecond)
+			}
+			assert.Equal(t, want, r.starts)
+		})
+	})
+	t.Run("at the bound, a failure starts the next at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			script := make([]replica, hedgeMaxOutstanding+1)
+			for i := range script {
+				script[i] = replica{lat: time.Hour}
+			}
+			script[0] = replica{lat: 100 * time.Millisecond, err: errBoom}
+			script[hedgeMaxOutstanding] = replica{lat: 5 * time.Millisecond}
+			r := newReplicas(script...)
+			v, err := Hedge(ctx, Constant(0), r.fn)
+			require.NoError(t, err)
+			assert.Equal(t, hedgeMaxOutstanding+1, v)
+			assert.Equal(t, 105*time.Millisecond, time.Since(r.t0))
+		})
+	})
+	t.Run("zero delays, attempts that fail at once", func(t *testing.T) {
+		// Like Retry with such a schedule, Hedge goes on until ctx ends,
+		// never with more than hedgeMaxOutstanding attempts at once.
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var running, most, calls atomic.Int32
+		_, err := Hedge(ctx, Constant(0), func(ctx context.Context) (int, error) {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			if calls.Add(1) == 10_000 {
+				cancel()
+			}
+			return 0, errBoom
+		})
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.LessOrEqual(t, most.Load(), int32(hedgeMaxOutstanding))
+		t.Logf("%d calls, at most %d at once", calls.Load(), most.Load())
+	})
+}
