@@ -126,7 +126,7 @@ func TestHedgeScheduleMisuse(t *testing.T) {
 			v, err := Hedge(t.Context(), negative, r.fn)
 			require.NoError(t, err)
 			assert.Equal(t, 2, v)
-			assert.Equal(t, []time.Duration{0, 0}, r.starts)
+			assert.Equal(t, []time.Duration{0, 0}, r.startTimes())
 		})
 		synctest.Test(t, func(t *testing.T) {
 			clock := &recordingClock{}
@@ -232,7 +232,7 @@ func TestHedgeEndlessSchedules(t *testing.T) {
 			for i := range hedgeMaxOutstanding {
 				want = append(want, time.Duration(i)*time.Millisecond)
 			}
-			assert.Equal(t, want, r.starts)
+			assert.Equal(t, want, r.startTimes())
 		})
 	})
 	t.Run("at the bound, a failure starts the next at once", func(t *testing.T) {

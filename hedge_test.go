@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,6 +66,13 @@ func (r *replicas) fn(ctx context.Context) (int, error) {
 		r.mu.Unlock()
 		return k, ctx.Err()
 	}
+}
+
+// startTimes returns when the attempts started so far started.
+func (r *replicas) startTimes() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.starts)
 }
 
 func (r *replicas) release(v int) {
@@ -427,7 +435,7 @@ func TestHedgeCustomClock(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 3, v)
 		assert.Equal(t, 65*time.Millisecond, time.Since(r.t0))
-		assert.Equal(t, []time.Duration{0, 50 * time.Millisecond, 60 * time.Millisecond}, r.starts)
+		assert.Equal(t, []time.Duration{0, 50 * time.Millisecond, 60 * time.Millisecond}, r.startTimes())
 		assert.Equal(t, int32(3), clock.sleeps.Load(), "the third sleep is interrupted by the win")
 	})
 	t.Run("a failing Sleep ends the call", func(t *testing.T) {
