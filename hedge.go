@@ -51,6 +51,9 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 //   - every attempt failed and s has no delay left: ErrExhausted;
 //   - every attempt failed after a Budget refused a hedge: ErrBudgetExhausted;
 //   - ctx is done: context.Cause(ctx); the attempts are cancelled with it.
+//     A success that reached Hedge before it saw ctx end still wins, and a
+//     failure that comes after is not kept as the last failure: it is
+//     mostly the attempt's answer to the end of its context.
 //
 // The *Error's Attempts counts the calls of fn. Hedge never calls fn with a
 // done context, nor once it has decided: an attempt whose goroutine starts
@@ -332,10 +335,15 @@ func (h *hedge[T]) attempt(hedged bool) {
 	h.deliver(o)
 }
 
-// deliver hands o to Hedge's goroutine, or drops it if Hedge is over.
+// deliver hands what fn returned to Hedge's goroutine, or drops it if
+// Hedge is over, or if it is a failure that came after the caller's
+// context ended: Hedge is then giving up, and such a failure is mostly the
+// attempt's answer to its context's end, which would make Last depend on
+// whether Hedge or the attempt ran first. A success is always handed over:
+// it wins if Hedge has not decided.
 func (h *hedge[T]) deliver(o outcome[T]) {
 	h.mu.Lock()
-	if h.over {
+	if h.over || o.err != nil && h.ctx.Err() != nil {
 		h.mu.Unlock()
 		h.drop(o)
 		return
@@ -492,18 +500,24 @@ func (h *hedge[T]) closeYield() bool {
 func (h *hedge[T]) wait(d time.Duration) bool {
 	armed := false
 	for {
-		var trigger error
 		for {
 			o, ok := h.next()
 			if !ok {
 				break
 			}
-			if trigger = h.handle(o); h.done {
+			trigger := h.handle(o)
+			if h.done {
 				return false
 			}
 			if trigger != nil {
 				return h.hedge(d, trigger)
 			}
+		}
+		// Only now, so that a success delivered before Hedge saw ctx end
+		// still wins.
+		if h.ctx.Err() != nil {
+			h.giveUp(context.Cause(h.ctx))
+			return false
 		}
 		if h.state.Load() == hedgeAbandoned {
 			return false
@@ -511,13 +525,11 @@ func (h *hedge[T]) wait(d time.Duration) bool {
 		switch r, err := h.sleep(d, &armed); r {
 		case slept:
 			return h.hedge(d, nil)
-		case ended:
-			h.giveUp(context.Cause(h.ctx))
-			return false
 		case broken:
 			h.giveUp(err)
 			return false
 		}
+		// Woken, or ctx ended: handle what was delivered first.
 	}
 }
 
@@ -617,7 +629,7 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 
 // drain waits, after the schedule ended, for the attempts outstanding.
 func (h *hedge[T]) drain() {
-	for !h.done {
+	for {
 		for {
 			o, ok := h.next()
 			if !ok {
@@ -627,18 +639,20 @@ func (h *hedge[T]) drain() {
 				return
 			}
 		}
-		if h.outstanding == 0 {
-			if h.refused {
-				h.giveUp(ErrBudgetExhausted)
-			} else {
-				h.giveUp(ErrExhausted)
-			}
+		switch {
+		case h.ctx.Err() != nil: // checked after the outcomes, as in wait
+			h.giveUp(context.Cause(h.ctx))
+			return
+		case h.outstanding == 0 && h.refused:
+			h.giveUp(ErrBudgetExhausted)
+			return
+		case h.outstanding == 0:
+			h.giveUp(ErrExhausted)
 			return
 		}
 		select {
 		case <-h.wake:
 		case <-h.ctx.Done():
-			h.giveUp(context.Cause(h.ctx))
 		}
 	}
 }

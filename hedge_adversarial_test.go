@@ -203,6 +203,39 @@ func TestHedgeContextEnds(t *testing.T) {
 			assert.Equal(t, int32(1), calls.Load())
 		})
 	})
+	t.Run("a failure that comes after the end is not the last failure", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			defer cancel()
+			r := newReplicas(replica{lat: 10 * time.Millisecond, err: errBoom}, replica{lat: time.Hour})
+			v, err := Hedge(ctx, Constant(time.Hour).Take(3), r.fn)
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Same(t, errBoom, e.Last, "not the second attempt's answer to the deadline")
+			assert.Equal(t, 1, v)
+			assert.Equal(t, 2, e.Attempts)
+		})
+		// Without synctest: whether Hedge or the attempt runs first after
+		// the cancel, the attempt's answer is not the last failure.
+		for i := range 200 {
+			ctx, cancel := context.WithCancel(t.Context())
+			var calls atomic.Int32
+			v, err := Hedge(ctx, Constant(time.Hour).Take(3), func(ctx context.Context) (int, error) {
+				n := int(calls.Add(1))
+				if n == 1 {
+					return n, errBoom
+				}
+				cancel()
+				<-ctx.Done()
+				return n, ctx.Err()
+			})
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			require.Same(t, errBoom, e.Last, "run %d", i)
+			require.Equal(t, 1, v, "run %d", i)
+		}
+	})
 }
 
 func TestHedgeEndlessSchedules(t *testing.T) {
