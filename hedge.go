@@ -696,8 +696,9 @@ func (h *hedge[T]) end(cause error) int {
 }
 
 // finish runs when Hedge returns, or panics: it ends the call if nothing
-// did, drops what was delivered and not handled, raising a panic among it,
-// and stops the timer.
+// did, stops the timer and drops what was delivered and not handled, then
+// raises the first panic or runtime.Goexit among it, if any, once every
+// value among it has been dropped.
 func (h *hedge[T]) finish() {
 	h.closeYield()
 	cause := ErrHedgeLost
@@ -713,13 +714,20 @@ func (h *hedge[T]) finish() {
 	left := h.pending
 	h.pending = nil
 	h.mu.Unlock()
-	for _, o := range left {
-		switch o.ended {
-		case endPanic:
-			panic(o.panic)
-		case endGoexit:
-			runtime.Goexit()
+	raise := -1
+	for i, o := range left {
+		if o.ended != 0 {
+			if raise < 0 {
+				raise = i
+			}
+			continue
 		}
 		h.drop(o)
+	}
+	if raise >= 0 {
+		if left[raise].ended == endPanic {
+			panic(left[raise].panic)
+		}
+		runtime.Goexit()
 	}
 }

@@ -167,6 +167,45 @@ func (c *recordingClock) slept() []time.Duration {
 	return slices.Clone(c.sleeps)
 }
 
+func TestHedgePanicsAndExits(t *testing.T) {
+	t.Run("a panic among the outcomes left: every value is released first", func(t *testing.T) {
+		// Attempt 1 panics and attempt 2 succeeds while Hedge's goroutine
+		// runs an OnRetry hook that then panics: Hedge raises the first
+		// panic delivered, after releasing the success it will not return.
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			r := newReplicas()
+			gate1, gate2 := make(chan struct{}), make(chan struct{})
+			assert.PanicsWithValue(t, "one", func() {
+				_, _ = Hedge(t.Context(), Delays(0, 0), func(ctx context.Context) (int, error) {
+					switch calls.Add(1) {
+					case 1:
+						<-gate1
+						panic("one")
+					case 2:
+						<-gate2
+						return 2, nil
+					}
+					<-ctx.Done()
+					return 0, ctx.Err()
+				}, Discard(r.release), OnRetry(func(a Attempt) {
+					if a.Number == 2 {
+						close(gate1)
+						synctest.Wait()
+						close(gate2)
+						synctest.Wait()
+						panic("hook")
+					}
+				}))
+			})
+			synctest.Wait()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, []int{2}, r.released)
+		})
+	})
+}
+
 func TestHedgeContextEnds(t *testing.T) {
 	t.Run("in an OnRetry hook: the hedge is not made and costs nothing", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
