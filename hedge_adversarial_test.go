@@ -2,6 +2,10 @@ package retry
 
 import (
 	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -168,6 +172,18 @@ func (c *recordingClock) slept() []time.Duration {
 }
 
 func TestHedgePanicsAndExits(t *testing.T) {
+	t.Run("OnRetry panics", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: time.Hour})
+			assert.PanicsWithValue(t, "hook", func() {
+				_, _ = Hedge(t.Context(), Constant(10*time.Millisecond), r.fn, OnRetry(func(Attempt) { panic("hook") }))
+			})
+			synctest.Wait()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, map[int]error{1: ErrHedgeLost}, r.causes, "the attempt is cancelled")
+		})
+	})
 	t.Run("a panic among the outcomes left: every value is released first", func(t *testing.T) {
 		// Attempt 1 panics and attempt 2 succeeds while Hedge's goroutine
 		// runs an OnRetry hook that then panics: Hedge raises the first
@@ -204,6 +220,64 @@ func TestHedgePanicsAndExits(t *testing.T) {
 			assert.Equal(t, []int{2}, r.released)
 		})
 	})
+	t.Run("runtime.Goexit in a loser", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			v, err := Hedge(t.Context(), Constant(0).Take(1), func(ctx context.Context) (int, error) {
+				if calls.Add(1) == 1 {
+					<-ctx.Done()
+					runtime.Goexit()
+				}
+				time.Sleep(time.Millisecond)
+				return 2, nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, 2, v)
+			synctest.Wait() // the loser exits quietly
+		})
+	})
+}
+
+// TestHedgeLoserPanicCrashes checks the documented fate of a panic in an
+// attempt after Hedge has returned: it is not recovered, and ends the
+// program with the attempt's own stack, as a panic in any goroutine does
+// (and as in golang.org/x/sync/errgroup). The program is this test binary,
+// run again.
+func TestHedgeLoserPanicCrashes(t *testing.T) {
+	if os.Getenv("RETRY_HEDGE_LOSER_PANIC") == "1" {
+		loserPanics()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHedgeLoserPanicCrashes$")
+	cmd.Env = append(os.Environ(), "RETRY_HEDGE_LOSER_PANIC=1")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	assert.Equal(t, 2, exit.ExitCode())
+	assert.Contains(t, string(out), "panic: the loser panics")
+	assert.Contains(t, string(out), "retry.loserFn", "the stack is the attempt's own")
+}
+
+func loserPanics() {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	v, err := Hedge(context.Background(), Constant(0).Take(1), func(ctx context.Context) (int, error) {
+		return loserFn(ctx, calls.Add(1), release)
+	})
+	if v != 2 || err != nil {
+		os.Exit(3)
+	}
+	close(release)
+	select {} // the loser's panic ends the program
+}
+
+//go:noinline
+func loserFn(ctx context.Context, n int32, release chan struct{}) (int, error) {
+	if n == 1 {
+		<-release
+		panic("the loser panics")
+	}
+	return 2, nil
 }
 
 func TestHedgeContextEnds(t *testing.T) {
@@ -275,6 +349,50 @@ func TestHedgeContextEnds(t *testing.T) {
 			require.Equal(t, 1, v, "run %d", i)
 		}
 	})
+	t.Run("a deadline before the first delay", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+			defer cancel()
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(ctx, Constant(time.Second).Take(1), r.fn)
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, 30*time.Millisecond, time.Since(r.t0))
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, 1, e.Attempts)
+			synctest.Wait()
+			assert.Equal(t, map[int]error{1: context.DeadlineExceeded}, r.causes)
+		})
+	})
+	t.Run("an empty schedule still runs fn on its own goroutine", func(t *testing.T) {
+		// Hedge returns when ctx ends even though the only attempt
+		// ignores it: no attempt runs on the caller's goroutine.
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+			defer cancel()
+			r := newReplicas(replica{lat: time.Hour, deaf: true})
+			_, err := Hedge(ctx, Constant(0).Take(0), r.fn, Discard(r.release))
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, 30*time.Millisecond, time.Since(r.t0))
+			time.Sleep(time.Hour)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, []int{1}, r.released, "its late success is released")
+		})
+	})
+	t.Run("a FakeClock and an attempt that waits for its context", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			clock := NewFakeClock(epoch)
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(ctx, Constant(time.Millisecond).Take(5), r.fn, WithClock(clock))
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, 50*time.Millisecond, time.Since(r.t0), "Hedge waits for the attempt until ctx ends")
+			assert.Equal(t, []time.Duration{0}, r.startTimes(), "and makes no other")
+			assert.Nil(t, clock.Sleeps())
+		})
+	})
 }
 
 func TestHedgeEndlessSchedules(t *testing.T) {
@@ -343,5 +461,132 @@ func TestHedgeEndlessSchedules(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.LessOrEqual(t, most.Load(), int32(hedgeMaxOutstanding))
 		t.Logf("%d calls, at most %d at once", calls.Load(), most.Load())
+	})
+}
+
+// TestHedgeSharedBudgetAndLatency runs 10 000 Hedge calls at once that
+// share one Budget and one Latency: each wants one hedge, the Budget grants
+// exactly its reserve, and the Latency records exactly the attempts that
+// completed (the hedges that won and the first attempts not hedged, never a
+// cancelled loser). Under the race detector, which allows 8 128 goroutines,
+// the calls are made 2 000 at a time.
+func TestHedgeSharedBudgetAndLatency(t *testing.T) {
+	const calls, granted = 10_000, 3_000
+	rounds := 1
+	if raceEnabled {
+		rounds = 5
+	}
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(0, granted)
+		lat := NewLatency()
+		var attempts atomic.Int32
+		var wg sync.WaitGroup
+		for range rounds {
+			for range calls / rounds {
+				wg.Go(func() {
+					var k atomic.Int32
+					v, err := Hedge(t.Context(), Constant(10*time.Millisecond).Take(1), func(ctx context.Context) (int, error) {
+						attempts.Add(1)
+						lat := time.Millisecond // the hedge
+						if k.Add(1) == 1 {
+							lat = 15 * time.Millisecond
+						}
+						select {
+						case <-time.After(lat):
+							return 1, nil
+						case <-ctx.Done():
+							return 0, ctx.Err()
+						}
+					}, WithBudget(b), Observe(lat))
+					if err != nil || v != 1 {
+						t.Errorf("%v, %v", v, err)
+					}
+				})
+			}
+			wg.Wait()
+		}
+		assert.Equal(t, int32(calls+granted), attempts.Load(), "exactly the reserve was granted")
+		assert.Zero(t, b.Tokens())
+		assert.Equal(t, uint64(calls), lat.n.Load(), "one attempt recorded per call")
+		var c [latBuckets]uint16
+		held := lat.snapshot(&c)
+		assert.Equal(t, held, uint64(c[latBucket(time.Millisecond)])+uint64(c[latBucket(15*time.Millisecond)]),
+			"the winners' latencies only")
+	})
+}
+
+// TestHedgeDiscardRaces makes every attempt of a call succeed at the same
+// instant, ignoring its context, so that the winner, the values delivered
+// before Hedge decided and those delivered after race each other: every
+// success but the one returned is released exactly once.
+func TestHedgeDiscardRaces(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 200 {
+		n := 2 + r.IntN(hedgeMaxOutstanding-1)
+		lats := make([]time.Duration, n)
+		for k := range lats {
+			lats[k] = time.Duration(r.IntN(3)) * time.Millisecond
+		}
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			var mu sync.Mutex
+			var released []int
+			v, err := Hedge(t.Context(), Constant(0).Take(n-1), func(context.Context) (int, error) {
+				k := int(calls.Add(1))
+				time.Sleep(lats[k-1])
+				return k, nil
+			}, Discard(func(k int) {
+				mu.Lock()
+				released = append(released, k)
+				mu.Unlock()
+			}))
+			require.NoError(t, err, "run %d", i)
+			time.Sleep(time.Second)
+			var want []int
+			for k := 1; k <= int(calls.Load()); k++ { // a win may come before every attempt started
+				if k != v {
+					want = append(want, k)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			assert.ElementsMatch(t, want, released, "run %d", i)
+		})
+	}
+}
+
+func TestHedgeAttemptTimeoutInterplay(t *testing.T) {
+	t.Run("each attempt has its own timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(t.Context(), Constant(20*time.Millisecond).Take(2), r.fn, AttemptTimeout(50*time.Millisecond))
+			assert.ErrorIs(t, err, ErrExhausted)
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			// 0, 20, 40; the last times out at 90.
+			assert.Equal(t, []time.Duration{0, 20 * time.Millisecond, 40 * time.Millisecond}, r.startTimes())
+			assert.Equal(t, 90*time.Millisecond, time.Since(r.t0))
+		})
+	})
+	t.Run("an attempt that ignores its timeout is raced by the hedges", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: time.Hour, deaf: true}, replica{lat: 5 * time.Millisecond})
+			v, err := Hedge(t.Context(), Constant(50*time.Millisecond).Take(1), r.fn, AttemptTimeout(10*time.Millisecond), Discard(r.release))
+			require.NoError(t, err)
+			assert.Equal(t, 2, v)
+			assert.Equal(t, 55*time.Millisecond, time.Since(r.t0))
+			time.Sleep(time.Hour)
+		})
+	})
+	t.Run("the caller's deadline is not an attempt's timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+			defer cancel()
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(ctx, Constant(time.Hour).Take(1), r.fn, AttemptTimeout(40*time.Millisecond))
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, 1, e.Attempts, "no hedge on the caller's deadline")
+		})
 	})
 }
