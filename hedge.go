@@ -61,20 +61,28 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // back. If ctx is done before the first attempt, Hedge returns the zero T
 // and an *Error with no attempts.
 //
+// A server's pushback (RetryAfter, RetryAt) is honoured as gRPC's A6
+// specifies for hedging: a retryable failure that carries one starts the
+// next attempt once the pushback has elapsed (at most MaxPushback), rather
+// than at once, and the next delay of s counts from that attempt; meanwhile
+// other failures do not start it early, and a later pushback starts the
+// wait again. A negative pushback, a request not to retry, stops any more
+// attempts from starting, while those outstanding go on: if none of them
+// succeeds, Hedge returns that failure's value and error as they are, as
+// Retry does.
+//
 // Options: WithClock, If, OnRetry (called on Hedge's goroutine before each
 // attempt after the first: Number is the number of attempts started so far,
 // Err the failure that triggered it or nil when a delay elapsed, Delay the
-// delay used up, Elapsed the time since the first attempt started),
-// WithBudget (each attempt after the first withdraws a token; a refusal only
-// stops further attempts, and those outstanding go on), AttemptTimeout (per
-// attempt; an attempt that fails after its own timeout counts as a
-// retryable failure), Observe (records every attempt that returns before
-// Hedge or the caller cancelled it), OnDone (Attempts counts the calls of
-// fn, as the *Error's does) and Discard. Hedge ignores MaxPushback and the waits of
-// RetryAfter and RetryAt: a retryable failure starts the next attempt at
-// once; a negative RetryAfter ends the call, as with Retry. It ignores
-// MaxElapsed and MaxRetriesIf too: its schedule alone bounds its attempts
-// (bound its time with ctx's deadline).
+// delay used up or the pushback waited for, Elapsed the time since the
+// first attempt started), WithBudget (each attempt after the first
+// withdraws a token; a refusal only stops further attempts, and those
+// outstanding go on), AttemptTimeout (per attempt; an attempt that fails
+// after its own timeout counts as a retryable failure), MaxPushback,
+// Observe (records every attempt that returns before Hedge or the caller
+// cancelled it), OnDone (Attempts counts the calls of fn, as the *Error's
+// does) and Discard. Hedge ignores MaxElapsed and MaxRetriesIf: its
+// schedule alone bounds its attempts (bound its time with ctx's deadline).
 //
 // Every attempt runs on a goroutine of its own, never on the caller's, so
 // Hedge returns as soon as an attempt wins even while another ignores its
@@ -91,10 +99,10 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // FakeClock, whose time moves only when something sleeps on it, an attempt
 // takes no time at all, so it always answers before a delay could elapse:
 // Hedge then makes its attempts one at a time, each retryable failure
-// starting the next at once, and never sleeps on the clock, which makes the
-// outcome independent of how the goroutines are scheduled (an attempt that
-// blocks then blocks Hedge until ctx ends). To test real overlap, use
-// testing/synctest. Any other Clock is slept on by Hedge's
+// starting the next at once (or after its pushback, slept on the clock),
+// which makes the outcome independent of how the goroutines are scheduled
+// (an attempt that blocks then blocks Hedge until ctx ends). To test real
+// overlap, use testing/synctest. Any other Clock is slept on by Hedge's
 // goroutine, and the sleep is interrupted when an attempt returns.
 //
 // Cost: when the first attempt succeeds before the first delay, Hedge adds
@@ -224,13 +232,17 @@ type hedge[T any] struct {
 	opts        []Option // the If and OnRetry options; nil once Hedge has returned
 	sequential  bool     // the clock is a FakeClock: no delay ever elapses
 	timer       *time.Timer
-	started     int   // attempts started
-	outstanding int   // attempts started whose outcome was not handled yet
-	last        error // the last failure's error, unmarked
-	lastV       T     // and its value
-	refused     bool  // a Budget refused an attempt
-	reason      error // why the call gave up, if it did
-	done        bool  // v and err are the result
+	started     int       // attempts started
+	outstanding int       // attempts started whose outcome was not handled yet
+	last        error     // the last failure's error, unmarked
+	lastV       T         // and its value
+	refused     bool      // a Budget refused an attempt
+	stopped     bool      // a failure asked for no retry (a negative pushback): no attempt starts any more
+	stopErr     error     // that failure's error, unmarked
+	stopV       T         // and its value
+	until       time.Time // on a custom clock, when the current sleep ends
+	reason      error     // why the call gave up, if it did
+	done        bool      // v and err are the result
 	v           T
 	err         error
 
@@ -394,10 +406,11 @@ func (h *hedge[T]) next() (outcome[T], bool) {
 	return o, true
 }
 
-// handle acts on an outcome. It reports the error of a retryable failure,
-// which calls for the next attempt, or nil when the call is over (h.done) or
-// nothing is to be done.
-func (h *hedge[T]) handle(o outcome[T]) error {
+// handle acts on an outcome. For a retryable failure, it returns the
+// pushback the next attempt must wait for (0: none) and the failure's
+// error, which calls for that attempt; the error is nil when the call is
+// over (h.done) or no attempt is called for.
+func (h *hedge[T]) handle(o outcome[T]) (time.Duration, error) {
 	h.outstanding--
 	switch {
 	case o.ended == endPanic:
@@ -408,20 +421,32 @@ func (h *hedge[T]) handle(o outcome[T]) error {
 		runtime.Goexit()
 	case o.err == nil:
 		h.finishWith(o.v, nil, ErrHedgeLost)
-		return nil
+		return 0, nil
 	}
 	permanent, pb := markers(o.err)
 	err := unmark(o.err)
-	if permanent || pb.refused() || !o.own && !h.retryable(err) {
+	if permanent || !o.own && !h.retryable(err) {
 		h.finishWith(o.v, err, ErrHedgeLost)
-		return nil
+		return 0, nil
 	}
 	h.last, h.lastV = err, o.v
 	if h.ctx.Err() != nil {
 		h.giveUp(context.Cause(h.ctx))
-		return nil
+		return 0, nil
 	}
-	return err
+	if pb.refused() {
+		// The server asks not to be retried: as in gRPC's A6, no attempt
+		// starts any more, and those outstanding go on.
+		if !h.stopped {
+			h.stopped, h.stopV, h.stopErr = true, o.v, err
+		}
+		return 0, nil
+	}
+	var hold time.Duration
+	if pb != nil {
+		hold = min(pb.wait(h.cfg.now), h.cfg.maxPushback)
+	}
+	return hold, err
 }
 
 // retryable reports whether every If option accepts err.
@@ -438,8 +463,8 @@ func (h *hedge[T]) retryable(err error) bool {
 }
 
 // step is the schedule's yield function: it waits d after the most recent
-// attempt started, or less if an attempt fails first, then starts the next
-// attempt and asks for the next delay. It returns false once the call is
+// attempt started, or less if an attempt fails first (or the failure's
+// pushback), then starts the next attempt and asks for the next delay. It returns false once the call is
 // decided or no more attempts may start.
 func (h *hedge[T]) step(d time.Duration) (more bool) {
 	if !h.state.CompareAndSwap(hedgeRunning, hedgeStepping) {
@@ -496,22 +521,35 @@ func (h *hedge[T]) closeYield() bool {
 	}
 }
 
-// wait is step's work.
+// wait is step's work. A failure with a pushback makes it wait for the
+// pushback, from then, instead of d; while it does, later failures do not
+// start the next attempt early, and a later pushback starts the wait again.
 func (h *hedge[T]) wait(d time.Duration) bool {
 	armed := false
+	wait := d         // what the sleep waits for: d, or a pushback
+	var trigger error // the failure that calls for the next attempt once the pushback has elapsed
 	for {
 		for {
 			o, ok := h.next()
 			if !ok {
 				break
 			}
-			trigger := h.handle(o)
+			hold, t := h.handle(o)
 			if h.done {
 				return false
 			}
-			if trigger != nil {
-				return h.hedge(d, trigger)
+			switch {
+			case t == nil:
+			case hold > 0:
+				wait, trigger, armed = hold, t, false
+			case trigger == nil:
+				return h.hedge(d, t)
+			default:
+				trigger = t // a pushback is being waited for
 			}
+		}
+		if h.stopped {
+			return false
 		}
 		// Only now, so that a success delivered before Hedge saw ctx end
 		// still wins.
@@ -522,8 +560,11 @@ func (h *hedge[T]) wait(d time.Duration) bool {
 		if h.state.Load() == hedgeAbandoned {
 			return false
 		}
-		switch r, err := h.sleep(d, &armed); r {
+		switch r, err := h.sleep(wait, &armed, trigger != nil); r {
 		case slept:
+			if trigger != nil {
+				return h.hedge(wait, trigger)
+			}
 			return h.hedge(d, nil)
 		case broken:
 			h.giveUp(err)
@@ -541,12 +582,20 @@ const (
 	broken        // a custom clock's Sleep failed
 )
 
-// sleep waits until d has elapsed since armed was first set (on the first
-// call of a step), an outcome is delivered, or the caller's context ends.
+// sleep waits until d has elapsed since armed was last set (by sleep,
+// once per step, and again for each pushback), an outcome is delivered, or
+// the caller's context ends; pushback tells that d is a pushback's wait.
 // With a FakeClock, or while hedgeMaxOutstanding attempts run, no delay
 // elapses: only an outcome or the context's end can end the wait.
-func (h *hedge[T]) sleep(d time.Duration, armed *bool) (int, error) {
+func (h *hedge[T]) sleep(d time.Duration, armed *bool, pushback bool) (int, error) {
 	switch {
+	case h.sequential && pushback:
+		// One attempt at a time, and none runs after a failure: the
+		// pushback is slept on the clock, as in Retry.
+		if err := h.cfg.clock.Sleep(h.ctx, d); err != nil {
+			return ended, nil // the clock is a FakeClock: its only error is ctx's
+		}
+		return slept, nil
 	case h.sequential || h.outstanding >= hedgeMaxOutstanding:
 		select {
 		case <-h.wake:
@@ -555,7 +604,11 @@ func (h *hedge[T]) sleep(d time.Duration, armed *bool) (int, error) {
 			return ended, nil
 		}
 	case h.cfg.clock != nil:
-		return h.sleepOn(d)
+		if !*armed {
+			*armed = true
+			h.until = h.cfg.clock.Now().Add(d)
+		}
+		return h.sleepOn(h.until.Sub(h.cfg.clock.Now()))
 	}
 	if !*armed {
 		*armed = true
@@ -642,6 +695,9 @@ func (h *hedge[T]) drain() {
 		switch {
 		case h.ctx.Err() != nil: // checked after the outcomes, as in wait
 			h.giveUp(context.Cause(h.ctx))
+			return
+		case h.outstanding == 0 && h.stopped:
+			h.finishWith(h.stopV, h.stopErr, ErrHedgeLost)
 			return
 		case h.outstanding == 0 && h.refused:
 			h.giveUp(ErrBudgetExhausted)

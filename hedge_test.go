@@ -172,7 +172,7 @@ func TestHedgeTiming(t *testing.T) {
 			},
 		},
 		{
-			name: "a negative RetryAfter ends the call", s: issueExample,
+			name: "a negative RetryAfter: no more attempts, and no other is outstanding", s: issueExample,
 			script:     []replica{{lat: 10 * ms, err: RetryAfter(errRejected, -1)}},
 			wantStarts: []time.Duration{0}, wantAt: 10 * ms, wantV: 1,
 			wantErr: func(t *testing.T, err error) {
@@ -180,9 +180,9 @@ func TestHedgeTiming(t *testing.T) {
 			},
 		},
 		{
-			name: "a positive RetryAfter is ignored", s: issueExample,
+			name: "a positive RetryAfter delays the next attempt, up to MaxPushback", s: issueExample,
 			script:     []replica{{lat: 10 * ms, err: RetryAfter(errBoom, time.Hour)}, fast(1 * ms)},
-			wantStarts: []time.Duration{0, 10 * ms}, wantAt: 11 * ms, wantV: 2,
+			wantStarts: []time.Duration{0, 10*ms + time.Minute}, wantAt: 11*ms + time.Minute, wantV: 2,
 		},
 		{
 			name: "the caller's deadline", s: issueExample,
@@ -396,6 +396,19 @@ func TestHedgeFakeClock(t *testing.T) {
 		assert.Nil(t, clock.Sleeps())
 		assert.Equal(t, []Attempt{{Number: 1, Err: errBoom, Delay: time.Second}, {Number: 2, Err: errBoom, Delay: time.Second}}, hooks)
 	}
+	t.Run("a pushback is slept on the clock", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		var calls atomic.Int32
+		v, err := Hedge(t.Context(), Constant(time.Second).Take(3), func(ctx context.Context) (int, error) {
+			if n := int(calls.Add(1)); n < 3 {
+				return n, RetryAfter(errBoom, time.Duration(n)*time.Minute)
+			}
+			return 3, nil
+		}, WithClock(clock), MaxPushback(90*time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, 3, v)
+		assert.Equal(t, []time.Duration{time.Minute, 90 * time.Second}, clock.Sleeps())
+	})
 	t.Run("a slow attempt is awaited", func(t *testing.T) {
 		clock := NewFakeClock(epoch)
 		var calls atomic.Int32
