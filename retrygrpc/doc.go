@@ -32,8 +32,10 @@
 //
 // HedgeUnaryClientInterceptor sends a unary call again when it has not
 // answered after a delay, takes the first success and cancels the rest
-// (retry.Hedge, gRFC A6's hedging policy). Hedge only methods that are safe
-// to receive several times, and give each method either retries or hedging.
+// (retry.Hedge, gRFC A6's hedging policy). A server's pushback delays the
+// next hedge, or, negative, stops further hedges while those outstanding
+// go on. Hedge only methods that are safe to receive several times, and
+// give each method either retries or hedging.
 //
 // # Budgets
 //

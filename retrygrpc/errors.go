@@ -8,9 +8,12 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// mark turns the error of a failed attempt into what retry.Retry should see:
-// Permanent when it must not be retried, with the server's pushback when it
-// sent one. ctx is the call's context, actx the attempt's (the same unless
+// mark turns the error of a failed attempt into what retry.Do or
+// retry.Hedge should see: Permanent when its code must not be retried (for
+// hedging: a fatal code, which ends the call), else with the server's
+// pushback when it sent one: RetryAfter(err, -1) for a refusal (no further
+// attempt; Hedge lets those outstanding go on), RetryAfter(err, d) for a
+// wait. ctx is the call's context, actx the attempt's (the same unless
 // retry.AttemptTimeout is in force), trailer the attempt's trailer (nil if
 // it has none).
 func (c *config) mark(ctx, actx context.Context, err error, trailer metadata.MD) error {
@@ -23,15 +26,11 @@ func (c *config) mark(ctx, actx context.Context, err error, trailer metadata.MD)
 		// The attempt's own timeout: retry.Retry retries it.
 		return err
 	}
-	d, ok := pushback(trailer)
-	if ok && d < 0 {
-		return retry.RetryAfter(err, -1)
-	}
 	if !c.retryable(status.Code(err)) {
 		return retry.Permanent(err)
 	}
-	if ok {
-		return retry.RetryAfter(err, d)
+	if d, ok := pushback(trailer); ok {
+		return retry.RetryAfter(err, d) // d is -1 for a refusal
 	}
 	return err
 }

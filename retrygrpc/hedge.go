@@ -26,14 +26,17 @@ import (
 // Codes lists A6's non-fatal codes (codes.Unavailable by default): an
 // attempt that fails with one of them sends the next attempt at once,
 // without waiting for its delay. A failure with any other code is fatal: it
-// ends the call, cancels the other attempts and is returned as it is. A
-// server's negative or malformed pushback is fatal too (A6 stops sending
-// hedges but lets the outstanding ones run; this interceptor ends the
-// call); a non-negative pushback is not honoured, as retry.Hedge ignores
-// pushback. Every attempt after the first carries PreviousAttemptsKey,
-// the number of attempts sent before it. When every attempt has failed and
-// s is exhausted, the error is the last failure's, wrapped as for
-// UnaryClientInterceptor.
+// ends the call, cancels the other attempts and is returned as it is.
+// A server's pushback on a non-fatal failure is honoured as A6 says for
+// hedging, through retry.RetryAfter as in UnaryClientInterceptor: a
+// non-negative PushbackKey sends the next attempt once it has elapsed
+// (bounded by retry.MaxPushback, one minute by default) instead of at once,
+// and the next delay of s counts from that attempt; a negative or malformed
+// one stops further hedges while the attempts outstanding go on, and if
+// none of them succeeds, that failure is returned as it is. Every attempt
+// after the first carries PreviousAttemptsKey, the number of attempts sent
+// before it. When every attempt has failed and s is exhausted, the error is
+// the last failure's, wrapped as for UnaryClientInterceptor.
 //
 // Only hedge methods that are safe to receive several times: Methods
 // selects them, and every other method is sent once, as it is. Attempts run
@@ -52,8 +55,9 @@ import (
 // retry.AttemptTimeout bounds each attempt, never past the call's deadline.
 // retry.WithClock paces the hedges; with a FakeClock retry.Hedge makes its
 // attempts one at a time, so test real overlap on the real clock or under
-// testing/synctest. retry.If and retry.OnRetry work as retry.Hedge
-// describes; retry.MaxPushback has no effect.
+// testing/synctest (a pushback is slept on a FakeClock, as when retrying).
+// retry.If, retry.OnRetry and retry.MaxPushback work as retry.Hedge
+// describes.
 //
 // The interceptor is safe for concurrent use. Use it instead of, not
 // together with, UnaryClientInterceptor for a method: A6 gives a method
@@ -149,7 +153,7 @@ func (h *hedgeCall) attempt(actx context.Context) (*hedgeResult, error) {
 		r.body = raw.b
 		return r, nil
 	}
-	return r, h.cfg.markHedge(h.ctx, actx, err, r.trailer)
+	return r, h.cfg.mark(h.ctx, actx, err, r.trailer)
 }
 
 // report hands the caller's Header, Trailer and Peer options what attempt r
@@ -164,24 +168,6 @@ func (h *hedgeCall) report(r *hedgeResult) {
 	for _, p := range h.peer {
 		*p = r.peer
 	}
-}
-
-// markHedge is mark for a hedged attempt: retry.Hedge ignores pushback, so
-// a server's refusal is made Permanent, and a wait is dropped.
-func (c *config) markHedge(ctx, actx context.Context, err error, trailer metadata.MD) error {
-	if ctx.Err() != nil {
-		return retry.Permanent(err)
-	}
-	if actx.Err() != nil {
-		return err
-	}
-	if d, ok := pushback(trailer); ok && d < 0 {
-		return retry.Permanent(err)
-	}
-	if !c.retryable(status.Code(err)) {
-		return retry.Permanent(err)
-	}
-	return err
 }
 
 // rawReply receives an attempt's response, still encoded.
