@@ -143,6 +143,7 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		h.sequential = true
 	}
 	h.pending = h.inline[:0]
+	h.ctxDone = ctx.Done()
 	h.actx, h.cancel = context.WithCancelCause(ctx)
 	h.start = h.cfg.begin()
 	defer h.finish()
@@ -225,24 +226,28 @@ type hedge[T any] struct {
 	cfg     config
 	actx    context.Context // the attempts' context, derived from ctx
 	cancel  context.CancelCauseFunc
-	wake    chan struct{} // an attempt delivered an outcome (capacity 1)
-	start   time.Time     // on the clock, when hooks need Elapsed
+	wake    chan struct{}   // an attempt delivered an outcome, or the timer fired (capacity 1)
+	ctxDone <-chan struct{} // ctx.Done(), nil if ctx never ends
+	start   time.Time       // on the clock, when hooks need Elapsed
+	fired   atomic.Uint64   // written by fire: how many times the timer fired
 
 	// Read and written by Hedge's goroutine only.
-	opts        []Option // the If and OnRetry options; nil once Hedge has returned
-	sequential  bool     // the clock is a FakeClock: no delay ever elapses
-	timer       *time.Timer
-	started     int       // attempts started
-	outstanding int       // attempts started whose outcome was not handled yet
-	last        error     // the last failure's error, unmarked
-	lastV       T         // and its value
-	refused     bool      // a Budget refused an attempt
-	stopped     bool      // a failure asked for no retry (a negative pushback): no attempt starts any more
-	stopErr     error     // that failure's error, unmarked
-	stopV       T         // and its value
-	until       time.Time // on a custom clock, when the current sleep ends
-	reason      error     // why the call gave up, if it did
-	done        bool      // v and err are the result
+	opts        []Option    // the If and OnRetry options; nil once Hedge has returned
+	sequential  bool        // the clock is a FakeClock: no delay ever elapses
+	timer       *time.Timer // the real clock's, made by the first wait that needs it; it calls fire
+	timerSet    bool        // timer is set for the current wait and its firing not yet taken
+	used        uint64      // the firings accounted for, by a wait they ended or as stale
+	started     int         // attempts started
+	outstanding int         // attempts started whose outcome was not handled yet
+	last        error       // the last failure's error, unmarked
+	lastV       T           // and its value
+	refused     bool        // a Budget refused an attempt
+	stopped     bool        // a failure asked for no retry (a negative pushback): no attempt starts any more
+	stopErr     error       // that failure's error, unmarked
+	stopV       T           // and its value
+	until       time.Time   // on a custom clock, when the current sleep ends
+	reason      error       // why the call gave up, if it did
+	done        bool        // v and err are the result
 	v           T
 	err         error
 
@@ -394,8 +399,13 @@ func (h *hedge[T]) drop(o outcome[T]) {
 func (h *hedge[T]) next() (outcome[T], bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.pending) == 0 {
+	switch len(h.pending) {
+	case 0:
 		return outcome[T]{}, false
+	case 1:
+		o := h.pending[0]
+		h.pending = h.pending[:0]
+		return o, true
 	}
 	k := slices.IndexFunc(h.pending, func(o outcome[T]) bool { return o.ended != 0 })
 	if k < 0 {
@@ -597,12 +607,7 @@ func (h *hedge[T]) sleep(d time.Duration, armed *bool, pushback bool) (int, erro
 		}
 		return slept, nil
 	case h.sequential || h.outstanding >= hedgeMaxOutstanding:
-		select {
-		case <-h.wake:
-			return woken, nil
-		case <-h.ctx.Done():
-			return ended, nil
-		}
+		return h.block(), nil
 	case h.cfg.clock != nil:
 		if !*armed {
 			*armed = true
@@ -612,20 +617,51 @@ func (h *hedge[T]) sleep(d time.Duration, armed *bool, pushback bool) (int, erro
 	}
 	if !*armed {
 		*armed = true
-		if h.timer == nil {
-			h.timer = time.NewTimer(d)
-		} else {
-			h.timer.Reset(d)
-		}
+		h.arm(d)
+	}
+	if h.fired.Load() > h.used {
+		h.used++
+		h.timerSet = false
+		return slept, nil
+	}
+	return h.block(), nil
+}
+
+// block waits for a wake-up (an outcome delivered, or the timer fired) or
+// for the caller's context to end.
+func (h *hedge[T]) block() int {
+	if h.ctxDone == nil {
+		<-h.wake // a plain receive costs less than a select
+		return woken
 	}
 	select {
 	case <-h.wake:
-		return woken, nil
-	case <-h.timer.C:
-		return slept, nil
-	case <-h.ctx.Done():
-		return ended, nil
+		return woken
+	case <-h.ctxDone:
+		return ended
 	}
+}
+
+// arm sets the real clock's timer to fire after d. The timer calls fire
+// rather than send on a channel of its own: it costs one allocation instead
+// of three, and Hedge waits on a single channel for outcomes and the timer
+// alike. Its firings are counted, so that one that ended no wait (the wait
+// ended otherwise, and the timer fired before arm set it again) is not
+// taken for the end of the next: Reset reports it, and it is accounted
+// for as taken.
+func (h *hedge[T]) arm(d time.Duration) {
+	if h.timer == nil {
+		h.timer = time.AfterFunc(d, h.fire)
+	} else if !h.timer.Reset(d) && h.timerSet {
+		h.used++
+	}
+	h.timerSet = true
+}
+
+// fire is the timer's function: it runs on a goroutine of its own.
+func (h *hedge[T]) fire() {
+	h.fired.Add(1)
+	h.signal()
 }
 
 // sleepOn sleeps d on a custom clock, interrupted when an outcome is
@@ -706,10 +742,7 @@ func (h *hedge[T]) drain() {
 			h.giveUp(ErrExhausted)
 			return
 		}
-		select {
-		case <-h.wake:
-		case <-h.ctx.Done():
-		}
+		h.block()
 	}
 }
 
@@ -757,11 +790,13 @@ func (h *hedge[T]) end(cause error) int {
 // value among it has been dropped.
 func (h *hedge[T]) finish() {
 	h.closeYield()
-	cause := ErrHedgeLost
-	if h.ctx.Err() != nil {
-		cause = context.Cause(h.ctx)
+	if !h.done { // a panic or runtime.Goexit ends the call
+		cause := ErrHedgeLost
+		if h.ctx.Err() != nil {
+			cause = context.Cause(h.ctx)
+		}
+		h.end(cause)
 	}
-	h.end(cause)
 	if h.timer != nil {
 		h.timer.Stop()
 	}
