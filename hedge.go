@@ -147,7 +147,8 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	h.actx, h.cancel = context.WithCancelCause(ctx)
 	h.start = h.cfg.begin()
 	defer h.finish()
-	h.launch(false)
+	h.runFn = h.run
+	h.launch()
 	h.state.Store(hedgeRunning)
 	s(h.step)
 	if h.closeYield() {
@@ -229,7 +230,10 @@ type hedge[T any] struct {
 	wake    chan struct{}   // an attempt delivered an outcome, or the timer fired (capacity 1)
 	ctxDone <-chan struct{} // ctx.Done(), nil if ctx never ends
 	start   time.Time       // on the clock, when hooks need Elapsed
+	runFn   func()          // h.run: the attempts' goroutines and the timer run it
 	fired   atomic.Uint64   // written by fire: how many times the timer fired
+	queued  atomic.Int32    // attempts launched and not yet taken by a goroutine (see run)
+	taken   atomic.Int32    // attempts taken by a goroutine
 
 	// Read and written by Hedge's goroutine only.
 	opts        []Option    // the If and OnRetry options; nil once Hedge has returned
@@ -279,17 +283,41 @@ const (
 // success reports whether o is a value returned with a nil error.
 func (o *outcome[T]) success() bool { return o.ended == 0 && o.err == nil }
 
-// launch starts an attempt on a goroutine of its own; hedged tells that
-// it withdrew a budget token.
-func (h *hedge[T]) launch(hedged bool) {
+// launch starts an attempt on a goroutine of its own.
+func (h *hedge[T]) launch() {
 	h.started++
 	h.outstanding++
-	go h.attempt(hedged)
+	h.queued.Add(1)
+	go h.runFn()
 }
 
-// attempt is the goroutine of one attempt: it calls fn, unless Hedge has
-// decided or its context is done, and delivers what fn did.
-func (h *hedge[T]) attempt(hedged bool) {
+// run, as h.runFn, is both the body of every attempt's goroutine and the
+// timer's function, which the runtime also calls on a goroutine of its own:
+// one function value for both saves an allocation. h.queued, the attempts
+// launched and not yet taken, tells the two apart: a goroutine takes an
+// attempt if one is queued, and otherwise reports the timer's firing. Two
+// such goroutines may swap roles, which changes nothing: an attempt is
+// taken only after Hedge launched it, a firing reported only after the
+// timer fired (a goroutine that finds no attempt queued was not started by
+// launch, or another took its attempt, which was the timer's goroutine).
+func (h *hedge[T]) run() {
+	for {
+		n := h.queued.Load()
+		if n == 0 {
+			h.fire()
+			return
+		}
+		if h.queued.CompareAndSwap(n, n-1) {
+			h.attempt()
+			return
+		}
+	}
+}
+
+// attempt runs one attempt: it calls fn, unless Hedge has decided or its
+// context is done, and delivers what fn did.
+func (h *hedge[T]) attempt() {
+	hedged := h.taken.Add(1) > 1 // every attempt after the first is a hedge
 	h.mu.Lock()
 	skip := h.over || h.actx.Err() != nil
 	if !skip {
@@ -651,14 +679,14 @@ func (h *hedge[T]) block() int {
 // for as taken.
 func (h *hedge[T]) arm(d time.Duration) {
 	if h.timer == nil {
-		h.timer = time.AfterFunc(d, h.fire)
+		h.timer = time.AfterFunc(d, h.runFn)
 	} else if !h.timer.Reset(d) && h.timerSet {
 		h.used++
 	}
 	h.timerSet = true
 }
 
-// fire is the timer's function: it runs on a goroutine of its own.
+// fire reports a firing of the timer (see run).
 func (h *hedge[T]) fire() {
 	h.fired.Add(1)
 	h.signal()
@@ -712,7 +740,7 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 			}
 		}
 	}
-	h.launch(true)
+	h.launch()
 	return true
 }
 
