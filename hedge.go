@@ -149,10 +149,14 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	defer h.finish()
 	h.runFn = h.run
 	h.launch()
-	h.state.Store(hedgeRunning)
-	s(h.step)
-	if h.closeYield() {
-		panic("retry: Hedge: the schedule returned while its yield function was running")
+	if p := planOf(s); p != nil {
+		h.iterate(p)
+	} else {
+		h.state.Store(hedgeRunning)
+		s(h.step)
+		if h.closeYield() {
+			panic("retry: Hedge: the schedule returned while its yield function was running")
+		}
 	}
 	if !h.done {
 		h.drain()
@@ -510,6 +514,20 @@ func (h *hedge[T]) step(d time.Duration) (more bool) {
 	}
 	defer h.stepped(&more)
 	return h.wait(max(d, 0))
+}
+
+// iterate draws the delays of a built-in Schedule from its plan, as Retry's
+// flat loop does, rather than range over it: no yield function to make,
+// and no schedule code runs between the waits.
+func (h *hedge[T]) iterate(p *plan) {
+	var it planIter
+	it.init(p)
+	for {
+		d, ok := it.next()
+		if !ok || !h.wait(max(d, 0)) {
+			return
+		}
+	}
 }
 
 // stepped ends a call of step that returns *more, or panics (*more is then

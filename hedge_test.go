@@ -581,9 +581,9 @@ func TestHedgeAllocations(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() {
 		_, _ = Hedge(context.Background(), s, ok)
 	})
-	most := 7.0
+	most := 6.0
 	if !fusion {
-		most += 2 // purego: Take is a relay, two allocations per run
+		most += 3 // purego: Take is a relay (two allocations) and Hedge ranges it (one)
 	}
 	assert.LessOrEqual(t, allocs, most)
 	t.Logf("%v allocations", allocs)
