@@ -162,7 +162,7 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		h.drain()
 	}
 	if h.cfg.hasDone {
-		h.cfg.done(opts, h.start, h.made(), h.err, h.reason)
+		h.cfg.done(opts, h.start, h.made, h.err, h.reason)
 	}
 	return h.v, h.err
 }
@@ -268,6 +268,11 @@ type hedge[T any] struct {
 	pending   []outcome[T]       // guarded by mu: delivered outcomes not handled yet
 	inline    [2]outcome[T]      // pending's first array
 	interrupt context.CancelFunc // guarded by mu: ends the current sleep on a custom clock
+
+	// Set by closeLocked, then read by Hedge's goroutine only.
+	closed bool         // over is set: made and left are final
+	made   int          // the calls of fn that began
+	left   []outcome[T] // the outcomes delivered and not handled, for finish to drop
 }
 
 // outcome is what one attempt returned, or how it ended otherwise.
@@ -428,23 +433,28 @@ func (h *hedge[T]) drop(o outcome[T]) {
 
 // next returns the next delivered outcome to handle: a panic first, then a
 // success, then the oldest failure.
-func (h *hedge[T]) next() (outcome[T], bool) {
+// A success decides the call: next then closes it (see closeLocked) under
+// the same lock.
+func (h *hedge[T]) next() (o outcome[T], ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch len(h.pending) {
 	case 0:
-		return outcome[T]{}, false
+		return o, false
 	case 1:
-		o := h.pending[0]
+		o = h.pending[0]
 		h.pending = h.pending[:0]
-		return o, true
+	default:
+		k := slices.IndexFunc(h.pending, func(o outcome[T]) bool { return o.ended != 0 })
+		if k < 0 {
+			k = max(slices.IndexFunc(h.pending, func(o outcome[T]) bool { return o.err == nil }), 0)
+		}
+		o = h.pending[k]
+		h.pending = slices.Delete(h.pending, k, k+1)
 	}
-	k := slices.IndexFunc(h.pending, func(o outcome[T]) bool { return o.ended != 0 })
-	if k < 0 {
-		k = max(slices.IndexFunc(h.pending, func(o outcome[T]) bool { return o.err == nil }), 0)
+	if o.success() {
+		h.closeLocked()
 	}
-	o := h.pending[k]
-	h.pending = slices.Delete(h.pending, k, k+1)
 	return o, true
 }
 
@@ -805,29 +815,32 @@ func (h *hedge[T]) giveUp(reason error) {
 	h.v, h.err, h.done = h.lastV, newError(calls, h.last, reason), true
 }
 
-// made returns the number of calls of fn that began; once Hedge has
-// decided, it no longer grows.
-func (h *hedge[T]) made() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.calls
-}
-
 // finishWith decides the call's result and cancels the attempts with cause.
 func (h *hedge[T]) finishWith(v T, err error, cause error) {
 	h.v, h.err, h.done = v, err, true
 	h.end(cause)
 }
 
-// end makes every later outcome be dropped, cancels the attempts and
-// returns the number of calls of fn that began, which can no longer grow.
+// end closes the call, if next has not, cancels the attempts and returns
+// the number of calls of fn that began.
 func (h *hedge[T]) end(cause error) int {
-	h.mu.Lock()
-	h.over = true
-	calls := h.calls
-	h.mu.Unlock()
+	if !h.closed {
+		h.mu.Lock()
+		h.closeLocked()
+		h.mu.Unlock()
+	}
 	h.cancel(cause)
-	return calls
+	return h.made
+}
+
+// closeLocked, with mu held, closes the call: every later outcome is
+// dropped by the attempt that delivers it, and those delivered and not
+// handled are left for finish. It records the calls of fn that began,
+// which can no longer grow.
+func (h *hedge[T]) closeLocked() {
+	h.over, h.closed = true, true
+	h.made = h.calls
+	h.left, h.pending = h.pending, nil
 }
 
 // finish runs when Hedge returns, or panics: it ends the call if nothing
@@ -847,10 +860,8 @@ func (h *hedge[T]) finish() {
 		h.timer.Stop()
 	}
 	h.opts = nil
-	h.mu.Lock()
-	left := h.pending
-	h.pending = nil
-	h.mu.Unlock()
+	left := h.left // closed by end: no outcome is added any more
+	h.left = nil
 	raise := -1
 	for i, o := range left {
 		if o.ended != 0 {
