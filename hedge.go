@@ -145,7 +145,9 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	h.pending = h.inline[:0]
 	h.ctxDone = ctx.Done()
 	h.actx, h.cancel = context.WithCancelCause(ctx)
-	h.start = h.cfg.begin()
+	if start := h.cfg.begin(); h.cfg.hasHooks || h.cfg.hasDone {
+		h.rare().start = start
+	}
 	defer h.finish()
 	h.runFn = h.run
 	h.launch()
@@ -162,7 +164,7 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		h.drain()
 	}
 	if h.cfg.hasDone {
-		h.cfg.done(opts, h.start, h.made, h.err, h.reason)
+		h.cfg.done(opts, h.x.start, h.calls, h.err, h.x.reason)
 	}
 	return h.v, h.err
 }
@@ -176,10 +178,11 @@ func (h *hedge[T]) keep(opts []Option) {
 			n++
 		}
 	}
-	h.opts = make([]Option, 0, n)
+	x := h.rare()
+	x.opts = make([]Option, 0, n)
 	for _, o := range opts {
 		if o.kind == ifOption || o.kind == onRetryOption {
-			h.opts = append(h.opts, o)
+			x.opts = append(x.opts, o)
 		}
 	}
 }
@@ -233,46 +236,60 @@ type hedge[T any] struct {
 	cancel  context.CancelCauseFunc
 	wake    chan struct{}   // an attempt delivered an outcome, or the timer fired (capacity 1)
 	ctxDone <-chan struct{} // ctx.Done(), nil if ctx never ends
-	start   time.Time       // on the clock, when hooks need Elapsed
 	runFn   func()          // h.run: the attempts' goroutines and the timer run it
-	fired   atomic.Uint64   // written by fire: how many times the timer fired
-	queued  atomic.Int32    // attempts launched and not yet taken by a goroutine (see run)
-	taken   atomic.Int32    // attempts taken by a goroutine
 
-	// Read and written by Hedge's goroutine only.
-	opts        []Option    // the If and OnRetry options; nil once Hedge has returned
-	sequential  bool        // the clock is a FakeClock: no delay ever elapses
-	timer       *time.Timer // the real clock's, made by the first wait that needs it; it calls fire
-	timerSet    bool        // timer is set for the current wait and its firing not yet taken
-	used        uint64      // the firings accounted for, by a wait they ended or as stale
-	started     int         // attempts started
-	outstanding int         // attempts started whose outcome was not handled yet
-	last        error       // the last failure's error, unmarked
-	lastV       T           // and its value
-	refused     bool        // a Budget refused an attempt
-	stopped     bool        // a failure asked for no retry (a negative pushback): no attempt starts any more
-	stopErr     error       // that failure's error, unmarked
-	stopV       T           // and its value
-	until       time.Time   // on a custom clock, when the current sleep ends
-	reason      error       // why the call gave up, if it did
-	done        bool        // v and err are the result
-	v           T
-	err         error
-
+	fired   atomic.Uint64 // written by fire: how many times the timer fired
+	queued  atomic.Int32  // attempts launched and not yet taken by a goroutine (see run)
+	taken   atomic.Int32  // attempts taken by a goroutine
 	state   atomic.Int32  // hedgeStarting…hedgeAbandoned, for the yield function
 	yielded chan struct{} // made by closeYield before it abandons a running yield, which closes it on return
 
-	mu        sync.Mutex
-	over      bool               // guarded by mu: Hedge has decided; outcomes from now on are dropped
-	calls     int                // guarded by mu: calls of fn begun; no more begin once over
-	pending   []outcome[T]       // guarded by mu: delivered outcomes not handled yet
-	inline    [2]outcome[T]      // pending's first array
-	interrupt context.CancelFunc // guarded by mu: ends the current sleep on a custom clock
+	// Read and written by Hedge's goroutine only.
+	x           *hedgeRare[T] // what only some calls need; nil until then
+	timer       *time.Timer   // the real clock's, made by the first wait that needs it; it calls fire
+	used        uint64        // the firings accounted for, by a wait they ended or as stale
+	started     int           // attempts started
+	outstanding int           // attempts started whose outcome was not handled yet
+	last        error         // the last failure's error, unmarked
+	lastV       T             // and its value
+	v           T
+	err         error
+	sequential  bool // the clock is a FakeClock: no delay ever elapses
+	timerSet    bool // timer is set for the current wait and its firing not yet taken
+	refused     bool // a Budget refused an attempt
+	stopped     bool // a failure asked for no retry (a negative pushback): no attempt starts any more
+	done        bool // v and err are the result
 
-	// Set by closeLocked, then read by Hedge's goroutine only.
-	closed bool         // over is set: made and left are final
-	made   int          // the calls of fn that began
-	left   []outcome[T] // the outcomes delivered and not handled, for finish to drop
+	// Guarded by mu, except that Hedge's goroutine, their only writer once
+	// the call is over, reads over, calls and pending from then on
+	// without it: no attempt changes them any more.
+	mu        sync.Mutex
+	over      bool               // Hedge has decided; outcomes from now on are dropped
+	calls     int                // calls of fn begun; no more begin once over
+	pending   []outcome[T]       // delivered outcomes not handled yet
+	inline    [1]outcome[T]      // pending's first array
+	interrupt context.CancelFunc // ends the current sleep on a custom clock
+}
+
+// hedgeRare is the state that only some Hedge calls need: If and OnRetry,
+// OnDone, a custom clock, a pushback that asks not to retry. Only Hedge's
+// goroutine (or, in its stead, whichever runs the schedule's yield
+// function) reads or writes it; rare makes it when first needed.
+type hedgeRare[T any] struct {
+	opts    []Option  // the If and OnRetry options; nil once Hedge has returned
+	start   time.Time // on the clock, when hooks need Elapsed
+	until   time.Time // on a custom clock, when the current sleep ends
+	stopErr error     // the error of the failure that asked not to be retried, unmarked
+	stopV   T         // and its value
+	reason  error     // why the call gave up, if it did, for OnDone
+}
+
+// rare returns h.x, made if need be.
+func (h *hedge[T]) rare() *hedgeRare[T] {
+	if h.x == nil {
+		h.x = new(hedgeRare[T])
+	}
+	return h.x
 }
 
 // outcome is what one attempt returned, or how it ended otherwise.
@@ -490,7 +507,8 @@ func (h *hedge[T]) handle(o outcome[T]) (time.Duration, error) {
 		// The server asks not to be retried: as in gRPC's A6, no attempt
 		// starts any more, and those outstanding go on.
 		if !h.stopped {
-			h.stopped, h.stopV, h.stopErr = true, o.v, err
+			x := h.rare()
+			h.stopped, x.stopV, x.stopErr = true, o.v, err
 		}
 		return 0, nil
 	}
@@ -506,7 +524,7 @@ func (h *hedge[T]) retryable(err error) bool {
 	if !h.cfg.hasIf {
 		return true
 	}
-	for _, o := range h.opts {
+	for _, o := range h.x.opts {
 		if o.kind == ifOption && !o.ref.(func(error) bool)(err) {
 			return false
 		}
@@ -667,9 +685,9 @@ func (h *hedge[T]) sleep(d time.Duration, armed *bool, pushback bool) (int, erro
 	case h.cfg.clock != nil:
 		if !*armed {
 			*armed = true
-			h.until = h.cfg.clock.Now().Add(d)
+			h.rare().until = h.cfg.clock.Now().Add(d)
 		}
-		return h.sleepOn(h.until.Sub(h.cfg.clock.Now()))
+		return h.sleepOn(h.x.until.Sub(h.cfg.clock.Now()))
 	}
 	if !*armed {
 		*armed = true
@@ -761,8 +779,8 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 		return false
 	}
 	if h.cfg.hasHooks {
-		a := Attempt{Number: h.started, Err: trigger, Delay: d, Elapsed: h.cfg.now().Sub(h.start)}
-		for _, o := range h.opts {
+		a := Attempt{Number: h.started, Err: trigger, Delay: d, Elapsed: h.cfg.now().Sub(h.x.start)}
+		for _, o := range h.x.opts {
 			if o.kind == onRetryOption {
 				o.ref.(func(Attempt))(a)
 			}
@@ -789,7 +807,7 @@ func (h *hedge[T]) drain() {
 			h.giveUp(context.Cause(h.ctx))
 			return
 		case h.outstanding == 0 && h.stopped:
-			h.finishWith(h.stopV, h.stopErr, ErrHedgeLost)
+			h.finishWith(h.x.stopV, h.x.stopErr, ErrHedgeLost)
 			return
 		case h.outstanding == 0 && h.refused:
 			h.giveUp(ErrBudgetExhausted)
@@ -810,7 +828,9 @@ func (h *hedge[T]) giveUp(reason error) {
 	if h.ctx.Err() != nil {
 		cause = context.Cause(h.ctx)
 	}
-	h.reason = reason
+	if h.cfg.hasDone {
+		h.x.reason = reason
+	}
 	calls := h.end(cause)
 	h.v, h.err, h.done = h.lastV, newError(calls, h.last, reason), true
 }
@@ -824,23 +844,21 @@ func (h *hedge[T]) finishWith(v T, err error, cause error) {
 // end closes the call, if next has not, cancels the attempts and returns
 // the number of calls of fn that began.
 func (h *hedge[T]) end(cause error) int {
-	if !h.closed {
+	if !h.over {
 		h.mu.Lock()
 		h.closeLocked()
 		h.mu.Unlock()
 	}
 	h.cancel(cause)
-	return h.made
+	return h.calls
 }
 
 // closeLocked, with mu held, closes the call: every later outcome is
-// dropped by the attempt that delivers it, and those delivered and not
-// handled are left for finish. It records the calls of fn that began,
-// which can no longer grow.
+// dropped by the attempt that delivers it, so pending holds for good those
+// delivered and not handled, which finish drops, and calls the calls of fn
+// that began.
 func (h *hedge[T]) closeLocked() {
-	h.over, h.closed = true, true
-	h.made = h.calls
-	h.left, h.pending = h.pending, nil
+	h.over = true
 }
 
 // finish runs when Hedge returns, or panics: it ends the call if nothing
@@ -859,9 +877,11 @@ func (h *hedge[T]) finish() {
 	if h.timer != nil {
 		h.timer.Stop()
 	}
-	h.opts = nil
-	left := h.left // closed by end: no outcome is added any more
-	h.left = nil
+	if h.x != nil {
+		h.x.opts = nil
+	}
+	left := h.pending // the call is over (see closeLocked)
+	h.pending = nil
 	raise := -1
 	for i, o := range left {
 		if o.ended != 0 {
