@@ -690,6 +690,9 @@ func (h *hedge[T]) sleep(d time.Duration, armed *bool, pushback bool) (int, erro
 		return h.sleepOn(h.x.until.Sub(h.cfg.clock.Now()))
 	}
 	if !*armed {
+		if d <= 0 { // elapsed already: no timer, whose firing would cost a goroutine
+			return slept, nil
+		}
 		*armed = true
 		h.arm(d)
 	}
