@@ -19,6 +19,17 @@ func BenchmarkHedge(b *testing.B) {
 			}
 		}
 	})
+	b.Run("impl=handoff", func(b *testing.B) {
+		// The least a call of fn on a goroutine of its own costs: the
+		// goroutine, and a channel hand-off of its result.
+		b.ReportAllocs()
+		for b.Loop() {
+			ch := make(chan int, 1)
+			run := func() { v, _ := ok(ctx); ch <- v }
+			go run()
+			<-ch
+		}
+	})
 	b.Run("impl=floor", func(b *testing.B) {
 		// What any Hedge whose attempts run on goroutines of their own,
 		// in a context that reports why it was cancelled, pays: that
