@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +55,7 @@ func runHedgeCmd(args []string, o *output) error {
 	fs.Float64Var(&cfg.quantile, "quantile", 0.95, "quantile of the observed latency that the adaptive strategies wait, in (0, 1)")
 	fs.Float64Var(&cfg.budgetRatio, "budget-ratio", 0.05, "hedges per leaf that the Budget of adaptive+budget allows")
 	fs.IntVar(&cfg.budgetReserve, "budget-reserve", 100, "reserve of the Budget of adaptive+budget, in hedges: a request asks for its hedges all at once")
-	list := fs.String("strategies", joinHedgeStrategies(hedgeStrategies), "comma-separated strategies to compare")
+	list := fs.String("strategies", joinStrategies(hedgeStrategies), "comma-separated strategies to compare")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
 	out := fs.String("out", "", "write the chart to this .svg or .png file and print its absolute path; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
@@ -65,7 +64,7 @@ func runHedgeCmd(args []string, o *output) error {
 	}
 	cfg.loads = loads
 	var err error
-	if cfg.strategies, err = parseHedgeStrategies(*list); err != nil {
+	if cfg.strategies, err = parseStrategies(*list, hedgeStrategies); err != nil {
 		return err
 	}
 	if err := cfg.validate(); err != nil {
@@ -158,30 +157,6 @@ func (l *floatList) Set(v string) error {
 		*l = append(*l, x)
 	}
 	return nil
-}
-
-// parseHedgeStrategies parses a comma-separated list of hedge strategies.
-func parseHedgeStrategies(list string) ([]hedgeStrategy, error) {
-	var out []hedgeStrategy
-	for name := range strings.SplitSeq(list, ",") {
-		st := hedgeStrategy(strings.TrimSpace(name))
-		if !slices.Contains(hedgeStrategies, st) {
-			return nil, usagef("unknown strategy %q in -strategies (want some of %s)", st, joinHedgeStrategies(hedgeStrategies))
-		}
-		if slices.Contains(out, st) {
-			return nil, usagef("strategy %q given twice in -strategies", st)
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-func joinHedgeStrategies(sts []hedgeStrategy) string {
-	names := make([]string, len(sts))
-	for i, st := range sts {
-		names[i] = string(st)
-	}
-	return strings.Join(names, ",")
 }
 
 // printHedge writes one table per load.

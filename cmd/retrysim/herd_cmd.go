@@ -108,11 +108,12 @@ func (cfg *herdConfig) validate() error {
 }
 
 // parseStrategies parses a comma-separated list of strategies, each of which
-// must be in known.
-func parseStrategies(list string, known []strategy) ([]strategy, error) {
-	var out []strategy
+// must be in known: retry strategies for herd and occ, hedge strategies for
+// hedge.
+func parseStrategies[S ~string](list string, known []S) ([]S, error) {
+	var out []S
 	for name := range strings.SplitSeq(list, ",") {
-		st := strategy(strings.TrimSpace(name))
+		st := S(strings.TrimSpace(name))
 		if !slices.Contains(known, st) {
 			return nil, usagef("unknown strategy %q in -strategies (want some of %s)", st, joinStrategies(known))
 		}
@@ -124,7 +125,7 @@ func parseStrategies(list string, known []strategy) ([]strategy, error) {
 	return out, nil
 }
 
-func joinStrategies(sts []strategy) string {
+func joinStrategies[S ~string](sts []S) string {
 	names := make([]string, len(sts))
 	for i, st := range sts {
 		names[i] = string(st)
