@@ -227,3 +227,21 @@ func withAlpha(c color.Color, a uint8) color.Color {
 	r, g, b, _ := c.RGBA()
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
 }
+
+// addSeries adds xys to p as a line with a dot at each point, in col; with a
+// name, it also enters the series in p's legend.
+func addSeries(p *plot.Plot, xys plotter.XYs, col color.Color, name string) error {
+	line, points, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	line.Color, points.Color = col, col
+	line.Width = vg.Points(1.2)
+	points.Shape = draw.CircleGlyph{}
+	points.Radius = vg.Points(2)
+	p.Add(line, points)
+	if name != "" {
+		p.Legend.Add(name, line, points)
+	}
+	return nil
+}

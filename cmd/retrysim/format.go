@@ -63,6 +63,25 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// report ends a command that simulated results: it draws the chart to path
+// (none when path is empty), then prints results as JSON or, with table, as
+// a table followed by where the chart went.
+func report(o *output, path string, asJSON bool, results any, image func(path string) error, table func()) error {
+	if path != "" {
+		if err := image(path); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return writeJSON(o.stdout, results)
+	}
+	table()
+	if path != "" {
+		fmt.Fprintf(o.stdout, "\nwrote %s\n", path)
+	}
+	return nil
+}
+
 // percent formats a fraction as a percentage with one decimal.
 func percent(f float64) string {
 	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"

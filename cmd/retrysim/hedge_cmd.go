@@ -12,7 +12,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 const hedgeSummary = `Hedging against the latency tail, after "The Tail at Scale" (Dean and
@@ -79,19 +78,9 @@ func runHedgeCmd(args []string, o *output) error {
 	results := runHedge(cfg, bar.add)
 	bar.finish()
 
-	if path != "" {
-		if err := hedgeImage(path, &cfg, results); err != nil {
-			return err
-		}
-	}
-	if *asJSON {
-		return writeJSON(o.stdout, results)
-	}
-	printHedge(o.stdout, &cfg, results)
-	if path != "" {
-		fmt.Fprintf(o.stdout, "\nwrote %s\n", path)
-	}
-	return nil
+	return report(o, path, *asJSON, results,
+		func(path string) error { return hedgeImage(path, &cfg, results) },
+		func() { printHedge(o.stdout, &cfg, results) })
 }
 
 func (cfg *hedgeConfig) validate() error {
@@ -239,17 +228,12 @@ func hedgeImage(path string, cfg *hedgeConfig, results []hedgeResult) error {
 			for li, load := range cfg.loads {
 				xys[li] = plotter.XY{X: load * 100, Y: pn.get(results[li*len(cfg.strategies)+si])}
 			}
-			line, points, err := plotter.NewLinePoints(xys)
-			if err != nil {
-				return err
-			}
-			line.Color, points.Color = hedgePalette[st], hedgePalette[st]
-			line.Width = vg.Points(1.2)
-			points.Shape = draw.CircleGlyph{}
-			points.Radius = vg.Points(2)
-			pn.p.Add(line, points)
+			name := ""
 			if pn.p == p50 {
-				pn.p.Legend.Add(string(st), line, points)
+				name = string(st)
+			}
+			if err := addSeries(pn.p, xys, hedgePalette[st], name); err != nil {
+				return err
 			}
 		}
 	}

@@ -58,19 +58,9 @@ func runHerdCmd(args []string, o *output) error {
 	results := runHerd(cfg, bar.add)
 	bar.finish()
 
-	if path != "" {
-		if err := herdImage(path, &cfg, results); err != nil {
-			return err
-		}
-	}
-	if *asJSON {
-		return writeJSON(o.stdout, results)
-	}
-	printHerd(o, &cfg, results)
-	if path != "" {
-		fmt.Fprintf(o.stdout, "\nwrote %s\n", path)
-	}
-	return nil
+	return report(o, path, *asJSON, results,
+		func(path string) error { return herdImage(path, &cfg, results) },
+		func() { printHerd(o, &cfg, results) })
 }
 
 func (cfg *herdConfig) validate() error {

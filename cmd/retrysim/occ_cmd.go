@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 var occSummary = `The optimistic-concurrency model of the AWS Architecture Blog post
@@ -74,19 +73,9 @@ func runOccCmd(args []string, o *output) error {
 	results := runOcc(cfg, bar.add)
 	bar.finish()
 
-	if path != "" {
-		if err := occImage(path, &cfg, results); err != nil {
-			return err
-		}
-	}
-	if *asJSON {
-		return writeJSON(o.stdout, results)
-	}
-	printOcc(o.stdout, &cfg, results)
-	if path != "" {
-		fmt.Fprintf(o.stdout, "\nwrote %s\n", path)
-	}
-	return nil
+	return report(o, path, *asJSON, results,
+		func(path string) error { return occImage(path, &cfg, results) },
+		func() { printOcc(o.stdout, &cfg, results) })
 }
 
 // intList is a flag of comma-separated integers.
@@ -164,17 +153,12 @@ func occImage(path string, cfg *occConfig, results []occResult) error {
 			p   *plot.Plot
 			xys plotter.XYs
 		}{{calls, cxy}, {times, txy}} {
-			line, points, err := plotter.NewLinePoints(pt.xys)
-			if err != nil {
-				return err
-			}
-			line.Color, points.Color = palette[st], palette[st]
-			line.Width = vg.Points(1.2)
-			points.Shape = draw.CircleGlyph{}
-			points.Radius = vg.Points(2)
-			pt.p.Add(line, points)
+			name := ""
 			if pt.p == calls {
-				pt.p.Legend.Add(string(st), line, points)
+				name = string(st)
+			}
+			if err := addSeries(pt.p, pt.xys, palette[st], name); err != nil {
+				return err
 			}
 		}
 	}
