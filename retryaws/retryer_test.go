@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	awsretry "github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retryaws"
@@ -332,3 +333,30 @@ func TestGetAttemptTokenAllocations(t *testing.T) {
 }
 
 var _ = itoa
+
+func TestFromConfig(t *testing.T) {
+	// aws.Config.Retryer is what config.WithRetryer sets: a function that
+	// makes each client's retryer.
+	srv := newServer(t, throttled, ok)
+	budget := retry.NewBudget(0.1, 10)
+	cfg := aws.Config{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(srv.URL),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "SECRET"}, nil
+		}),
+		Retryer: func() aws.Retryer { return retryaws.New(retry.Delays(0, 0), budget) },
+	}
+	if err := list(t.Context(), dynamodb.NewFromConfig(cfg)); err != nil {
+		t.Fatalf("ListTables: %v", err)
+	}
+	if got := srv.attempts(); got != 2 {
+		t.Errorf("server saw %d attempts, want 2", got)
+	}
+	if got := srv.headers[0]; got != "attempt=1; max=3" {
+		t.Errorf("Amz-Sdk-Request = %q, want max=3 from the schedule", got)
+	}
+	if got := budget.Tokens(); got != 9 {
+		t.Errorf("budget has %v tokens, want 9", got)
+	}
+}
