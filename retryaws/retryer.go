@@ -81,9 +81,9 @@ const maxPushback = time.Minute
 //
 // The result is safe for concurrent use by any number of clients and
 // operations; a Budget shared by several clients is shared by all their
-// operations. It allocates nothing on an operation that succeeds at once
-// beyond the two small closures the SDK's first-attempt check makes (see
-// GetAttemptToken in the source).
+// operations. On an operation that succeeds at once it allocates nothing
+// without a budget, and with one only the two small closures of the SDK's
+// first-attempt check (see GetAttemptToken in the source).
 //
 // New panics if s is nil.
 func New(s retry.Schedule, b *retry.Budget) aws.RetryerV2 {

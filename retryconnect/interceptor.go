@@ -103,6 +103,10 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			}
 			return resp, nil
 		}, i.cfg.opts...)
+		if n > 1 {
+			// Leave the caller's request as it was given.
+			req.Header().Del(PreviousAttemptsKey)
+		}
 		return resp, result(ctx, err)
 	}
 }

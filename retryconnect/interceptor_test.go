@@ -21,9 +21,13 @@ func TestRetriesUnavailableThenSucceeds(t *testing.T) {
 				srv := newServer(t, unavailable(), unavailable(), success)
 				clock, withClock := fakeClock()
 				i := retryconnect.NewInterceptor(retry.Exponential(time.Second).Take(5), retryconnect.With(withClock))
-				got, err := call(t.Context(), srv.client(procedure, p.opt, connect.WithInterceptors(i)))
-				if err != nil || got != "echo hi" {
-					t.Fatalf("call = %q, %v", got, err)
+				req := connect.NewRequest(wrapperspb.String("hi"))
+				resp, err := srv.client(procedure, p.opt, connect.WithInterceptors(i)).CallUnary(t.Context(), req)
+				if err != nil || resp.Msg.GetValue() != "echo hi" {
+					t.Fatalf("call = %v, %v", resp, err)
+				}
+				if v, ok := req.Header()[retryconnect.PreviousAttemptsKey]; ok {
+					t.Errorf("the request keeps %s: %q", retryconnect.PreviousAttemptsKey, v)
 				}
 				if got, want := clock.Sleeps(), []time.Duration{time.Second, 2 * time.Second}; !slices.Equal(got, want) {
 					t.Errorf("waits %v, want %v", got, want)
