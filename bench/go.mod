@@ -4,17 +4,21 @@ go 1.26.0
 
 replace (
 	github.com/seed-b8c8f69d/retry => ..
+	github.com/seed-b8c8f69d/retry/retryaws => ../retryaws
 	github.com/seed-b8c8f69d/retry/retrygrpc => ../retrygrpc
 )
 
 require (
 	github.com/avast/retry-go/v4 v4.7.0
 	github.com/avast/retry-go/v5 v5.1.1
+	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
+	github.com/seed-b8c8f69d/retry/retryaws v0.0.0-00010101000000-000000000000
 	github.com/seed-b8c8f69d/retry/retrygrpc v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
 	go.uber.org/goleak v1.3.0
@@ -22,6 +26,11 @@ require (
 )
 
 require (
+	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect

@@ -1,0 +1,123 @@
+package retryconnect
+
+import (
+	"strconv"
+
+	"connectrpc.com/connect"
+	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/internal/optinfo"
+)
+
+// An Option configures NewInterceptor or Hedge. Options are made only by
+// this package (Codes, Procedures, With); the zero Option does nothing.
+// Options are plain values: build them once and share them freely. Later
+// options replace earlier ones of the same kind, except With, whose
+// retry.Options accumulate in order.
+type Option struct {
+	kind  optionKind
+	codes uint32                       // Codes: a bit per retryable code
+	allow func(spec connect.Spec) bool // Procedures
+	opts  []retry.Option               // With
+}
+
+type optionKind uint8
+
+const (
+	noOption optionKind = iota
+	codesOption
+	proceduresOption
+	withOption
+)
+
+// Codes returns an Option that retries the error codes cs, and no other;
+// the default is connect.CodeUnavailable alone. For Hedge, they are the
+// codes after which another attempt may start at once: a failure with any
+// other code ends the call. Codes() with no code retries nothing.
+//
+// Whatever the codes, a Canceled or DeadlineExceeded error caused by the
+// caller's own context is never retried, and a server's refusal (see
+// PushbackKey) stops the retries. An attempt cut short by
+// retry.AttemptTimeout is retried whatever its code.
+//
+// Codes panics if a code is not one of the 16 error codes Connect defines.
+func Codes(cs ...connect.Code) Option {
+	var set uint32
+	for _, c := range cs {
+		if c < connect.CodeCanceled || c > connect.CodeUnauthenticated {
+			panic("retryconnect: Codes: " + strconv.Itoa(int(c)) + " is not a Connect error code")
+		}
+		set |= 1 << c
+	}
+	return Option{kind: codesOption, codes: set}
+}
+
+// Procedures returns an Option that makes the interceptor retry exactly
+// the procedures for which allow returns true, in place of the default
+// rule: only those whose idempotency level is IdempotencyNoSideEffects or
+// IdempotencyIdempotent (connect.WithIdempotency on the client, or the
+// idempotency_level option of the method in the service's schema). Every
+// other call goes to the next function once, untouched: never sent twice,
+// never drawing from or depositing into a Budget. allow may be called
+// concurrently, once per call. Hedge ignores Procedures: its caller chose
+// the procedure.
+//
+// Procedures panics if allow is nil.
+func Procedures(allow func(spec connect.Spec) bool) Option {
+	if allow == nil {
+		panic("retryconnect: Procedures: nil function")
+	}
+	return Option{kind: proceduresOption, allow: allow}
+}
+
+// With returns an Option that passes opts to every retry.Retry or
+// retry.Hedge the interceptor or Hedge makes: retry.WithClock, retry.If,
+// retry.OnRetry, retry.OnDone, retry.WithBudget, retry.MaxPushback,
+// retry.MaxElapsed, retry.MaxRetriesIf, retry.AttemptTimeout,
+// retry.Observe and retry.Discard work as those functions describe
+// (retry.Hedge ignores some of them). If predicates, MaxRetriesIf's match
+// and OnRetry hooks see each attempt's *connect.Error, without its
+// pushback marker. With copies opts.
+//
+// With panics if an option is a retry.IfValue: calls are judged by their
+// error code, never by their response (use Codes or retry.If).
+func With(opts ...retry.Option) Option {
+	for _, o := range opts {
+		if optinfo.IfValue(o) {
+			panic("retryconnect: With: retry.IfValue is not supported; judge calls by their code with Codes or retry.If")
+		}
+	}
+	return Option{kind: withOption, opts: append([]retry.Option(nil), opts...)}
+}
+
+// config is the result of applying the options.
+type config struct {
+	codes uint32
+	allow func(connect.Spec) bool
+	opts  []retry.Option
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{codes: 1 << connect.CodeUnavailable, allow: idempotent}
+	for _, o := range opts {
+		switch o.kind {
+		case codesOption:
+			c.codes = o.codes
+		case proceduresOption:
+			c.allow = o.allow
+		case withOption:
+			c.opts = append(c.opts, o.opts...)
+		}
+	}
+	c.opts = c.opts[:len(c.opts):len(c.opts)]
+	return c
+}
+
+// idempotent is the default rule of which procedures to retry.
+func idempotent(spec connect.Spec) bool {
+	return spec.IdempotencyLevel == connect.IdempotencyNoSideEffects || spec.IdempotencyLevel == connect.IdempotencyIdempotent
+}
+
+// retryable reports whether code is one of the codes to retry.
+func (c *config) retryable(code connect.Code) bool {
+	return code <= connect.CodeUnauthenticated && c.codes&(1<<code) != 0
+}
