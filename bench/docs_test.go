@@ -518,3 +518,45 @@ func TestAnchors(t *testing.T) {
 		t.Errorf("%d anchors, want 4: %v", len(a), a)
 	}
 }
+
+// TestDesignNamesTests checks that every test, fuzz target and benchmark
+// that docs/DESIGN.md names as a rule's guard exists in some module of the
+// repository.
+func TestDesignNamesTests(t *testing.T) {
+	design, err := os.ReadFile("../docs/DESIGN.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	funcRE := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)\w+)\(`)
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != ".." && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range funcRE.FindAllStringSubmatch(string(src), -1) {
+				declared[m[1]] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile("`((?:Test|Fuzz|Benchmark)[A-Z]\\w*)`").FindAllStringSubmatch(string(design), -1)
+	if len(named) < 20 {
+		t.Fatalf("docs/DESIGN.md names only %d tests: the test is reading the wrong file", len(named))
+	}
+	for _, m := range named {
+		if !declared[m[1]] {
+			t.Errorf("docs/DESIGN.md names %s, which no *_test.go declares", m[1])
+		}
+	}
+}
