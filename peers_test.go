@@ -25,7 +25,7 @@ import (
 // (retry_test.go), sethvargo/go-retry (backoff_*_test.go), failsafe-go
 // (test/retrypolicy_test.go) and k8s.io/apimachinery's wait.Backoff. Where
 // this package behaves differently on purpose, the test pins our behaviour
-// and says what the peer does; the README lists these differences.
+// and says what the peer does; docs/MIGRATING.md lists these differences.
 //
 // Every wait is on a FakeClock and every random draw comes from a seeded
 // PCG, so nothing here depends on the wall clock or on luck.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -138,6 +139,7 @@ func printHerd(o *output, cfg *herdConfig, results []herdResult) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "calls: every call the dependency saw; peak: most calls in one slice after recovery;")
 	fmt.Fprintln(w, "p50/p99/max: time from t=0 to success, over the clients that succeeded.")
+	budgetNote(w, cfg, results)
 	fmt.Fprintln(w)
 
 	labels := make([]string, len(results))
@@ -149,6 +151,31 @@ func printHerd(o *output, cfg *herdConfig, results []herdResult) {
 	fmt.Fprintf(w, "calls per %v slice over %v (log scale; the tallest bar in a column is its busiest slice)\n",
 		cfg.slice, time.Duration(span)*cfg.slice)
 	sparkRows(w, labels, series, 64, int(cfg.outage/cfg.slice), fmt.Sprintf("recovery at %v", cfg.outage))
+}
+
+// budgetNote explains the full+budget row, whose give-ups read like a bug
+// without it: the Budget works as meant, for the dependency, not the callers.
+func budgetNote(w io.Writer, cfg *herdConfig, results []herdResult) {
+	var budget, plain *herdResult
+	for i := range results {
+		switch strategy(results[i].Strategy) {
+		case fullBudget:
+			budget = &results[i]
+		case full:
+			plain = &results[i]
+		}
+	}
+	if budget == nil || budget.GaveUp == 0 {
+		return
+	}
+	than := ""
+	if plain != nil {
+		than = fmt.Sprintf(" instead of full's %d", plain.Calls)
+	}
+	fmt.Fprintf(w, "full+budget: %s of the clients gave up (peak %d): not a bug, the Budget did its job. It holds\n", percent(budget.GaveUp), budget.Peak)
+	fmt.Fprintf(w, "%d retries plus %v per call; here every client fails at once and no fresh calls refill it, so it soon\n", cfg.budgetReserve, cfg.budgetRatio)
+	fmt.Fprintf(w, "refuses every retry: the clients fail fast and the dependency sees %d calls%s.\n", budget.Calls, than)
+	fmt.Fprintln(w, "A budget protects the dependency from a retry storm, not the callers (see cmd/retrysim/README.md).")
 }
 
 func longest(series [][]int) int {

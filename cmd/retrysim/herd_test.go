@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,5 +101,36 @@ func TestProportionalOnRequest(t *testing.T) {
 	mustJSON(t, &occ, "occ", "-json", "-clients", "10", "-trials", "5", "-strategies", "proportional")
 	if len(occ) != 1 || occ[0]["strategy"] != "proportional" || occ[0]["calls"].(float64) < 10 {
 		t.Errorf("occ rows = %v", occ)
+	}
+}
+
+// TestHerdBudgetNote checks that the text output explains full+budget's
+// give-ups, which read like a bug without it, and says nothing when that row
+// is absent or nobody gave up; -json rows carry no such note.
+func TestHerdBudgetNote(t *testing.T) {
+	const note = "not a bug, the Budget did its job"
+	cases := []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{"default strategies", []string{"herd", "-clients", "300", "-capacity", "5"}, true},
+		{"no budget row", []string{"herd", "-clients", "300", "-capacity", "5", "-strategies", "full,equal"}, false},
+		{"a reserve nobody exhausts", []string{"herd", "-clients", "300", "-capacity", "5", "-strategies", "full,full+budget", "-budget-reserve", "100000"}, false},
+		{"json", []string{"herd", "-json", "-clients", "300", "-capacity", "5"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := cli(t, c.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := strings.Contains(stdout, note); got != c.want {
+				t.Errorf("note printed: %v, want %v:\n%s", got, c.want, stdout)
+			}
+			if c.want && !strings.Contains(stdout, "instead of full's") {
+				t.Errorf("the note does not compare with full:\n%s", stdout)
+			}
+		})
 	}
 }
