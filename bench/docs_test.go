@@ -377,8 +377,6 @@ var pendingDocs = []string{
 	"docs/OVERLOAD.md",
 	"docs/OVERLOAD_PEERS.md",
 	"docs/TAIL.md",
-	"retryaws/README.md",
-	"retryconnect/README.md",
 	"retryotel/README.md",
 }
 
