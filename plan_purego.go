@@ -1,6 +1,10 @@
-//go:build purego
+//go:build !gc || purego
 
 package retry
+
+// This file is the twin of plan_unsafe.go for every build that file is not
+// in: -tags purego, and any toolchain other than gc (gccgo, TinyGo), whose
+// closure layout plan_unsafe.go does not know.
 
 // planOf never recognises a plan in the purego build: no chain is fused, and
 // every combinator relays (see plan_unsafe.go for why recognising one needs

@@ -1,4 +1,20 @@
-//go:build !purego
+//go:build gc && !purego
+
+// This file is built only with the gc toolchain, and not with -tags purego;
+// plan_purego.go takes every other case (!gc || purego): gccgo, TinyGo and
+// the purego build have no fusion. The layout it reads below is gc's. On
+// another toolchain a func value may not point to a closure at all
+// (TinyGo's is two words) or to one laid out otherwise, and reading it as a
+// planClosure, even in the start-up check, could read past the end of the
+// object: that check cannot be trusted to fail safely there, so the file
+// is not compiled.
+//
+// CI (.ci/run) runs the root module's tests with
+// go test -race -gcflags=-d=checkptr ./..., so that the runtime checks the
+// unsafe.Pointer conversions made here on every path the tests exercise:
+// closureOf converts the closure's own address, so checkptr verifies that
+// the object it points to holds a whole planClosure. (-race alone implies
+// -d=checkptr today; the flag keeps it on whatever that default becomes.)
 
 package retry
 
@@ -39,9 +55,16 @@ type planClosure struct {
 // layout check failed.
 var planCode = checkPlanLayout()
 
-// closureOf returns the closure object that s points to.
+// closureOf returns the closure object that s points to, as a planClosure.
+// It converts the closure's own address (a func value is a pointer to its
+// closure), so that under -d=checkptr, which -race implies, the runtime
+// checks that the object holds the two words of a planClosure: a heap
+// closure always does with gc, a captured variable taking at least one
+// word; a static closure, which captures nothing, lies outside the heap
+// and is not checked, and planOf reads only its first word.
 func closureOf(s Schedule) *planClosure {
-	return *(**planClosure)(unsafe.Pointer(&s))
+	obj := *(*unsafe.Pointer)(unsafe.Pointer(&s))
+	return (*planClosure)(obj)
 }
 
 // checkPlanLayout returns the code pointer of the method values p.iterate

@@ -1,4 +1,4 @@
-//go:build linux && amd64 && !race && !purego
+//go:build gc && linux && amd64 && !race && !purego
 
 package retry
 

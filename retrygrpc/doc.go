@@ -26,7 +26,15 @@
 // Streams are retried only until they are committed: until the response
 // headers or first response message arrive (see StreamClientInterceptor).
 // The client messages sent before a failure are kept, up to ReplayLimit
-// bytes, and sent again on the next attempt.
+// bytes, and sent again on the next attempt. A unary request larger than
+// ReplayLimit is sent once and not retried, as grpc-go commits it; the
+// hedging interceptor ignores ReplayLimit.
+//
+// An attempt cut short by retry.AttemptTimeout is retried whatever its
+// code. It is judged timed out when its deadline has passed by the clock,
+// as grpc-go judges it, since the server's reset at the deadline it was
+// sent (grpc-timeout) often reaches the client before the attempt's
+// context ends.
 //
 // # Hedging
 //

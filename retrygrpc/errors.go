@@ -2,6 +2,7 @@ package retrygrpc
 
 import (
 	"context"
+	"time"
 
 	"github.com/seed-b8c8f69d/retry"
 	"google.golang.org/grpc/metadata"
@@ -16,14 +17,29 @@ import (
 // wait. ctx is the call's context, actx the attempt's (the same unless
 // retry.AttemptTimeout is in force), trailer the attempt's trailer (nil if
 // it has none).
+//
+// An attempt has timed out when its deadline has passed by the clock, as
+// grpc-go's client judges it, whether or not a context's timer has fired
+// yet: the server resets a call at the deadline it was sent (grpc-timeout),
+// and that reset often arrives first. If that deadline is the call's, its
+// context has ended for mark's purpose; if it is the attempt's own
+// (retry.AttemptTimeout), mark waits for actx's timer, which is due:
+// retry.Do and retry.Hedge retry an attempt whatever its error only if they
+// see actx done.
 func (c *config) mark(ctx, actx context.Context, err error, trailer metadata.MD) error {
+	if d, ok := actx.Deadline(); ok && !time.Now().Before(d) {
+		if cd, ok := ctx.Deadline(); ok && !cd.After(d) {
+			return retry.Permanent(err) // the call's deadline, as below
+		}
+		<-actx.Done() // the timer of retry's context.WithTimeout
+	}
 	if ctx.Err() != nil {
 		// The caller's own context ended: whatever the status says, the
 		// caller gets it as it is.
 		return retry.Permanent(err)
 	}
 	if actx.Err() != nil {
-		// The attempt's own timeout: retry.Retry retries it.
+		// The attempt's own timeout: retry.Do retries it.
 		return err
 	}
 	if !c.retryable(status.Code(err)) {

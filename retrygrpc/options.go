@@ -77,17 +77,24 @@ func Methods(allow func(fullMethod string) bool) Option {
 }
 
 // ReplayLimit returns an Option that bounds, in encoded bytes, the client
-// messages a stream call keeps so that it can send them again on a retry;
-// the default is DefaultReplayLimit (256 KiB). A call whose messages exceed
-// the limit is committed at the message that crosses it: from then on it is
-// not retried, and its errors reach the caller unchanged. A limit of 0
-// keeps nothing, so a stream is retried only if it fails before its first
-// message is sent.
+// messages a call keeps so that it can send them again on a retry; the
+// default is DefaultReplayLimit (256 KiB). A stream call whose messages
+// exceed the limit is committed at the message that crosses it: from then
+// on it is not retried, and its errors reach the caller unchanged. A limit
+// of 0 keeps nothing, so a stream is retried only if it fails before its
+// first message is sent.
+//
+// A unary call of UnaryClientInterceptor whose request exceeds the limit is
+// sent once and never retried, as grpc-go commits it: with a limit of 0, only
+// a request that encodes to no bytes at all is retried.
+// HedgeUnaryClientInterceptor ignores ReplayLimit: every attempt it sends
+// carries the whole request.
 //
 // The size of each message is its length in the call's codec (the one set
 // by grpc.ForceCodecV2, grpc.ForceCodec or grpc.CallContentSubtype, else
 // proto); measuring it encodes the message once more, only while the call
-// can still be retried.
+// can still be retried (for a unary call, once its first attempt has
+// failed).
 //
 // ReplayLimit panics if bytes is negative.
 func ReplayLimit(bytes int) Option {

@@ -31,7 +31,15 @@ import (
 //
 // With retry.AttemptTimeout(d), each attempt gets a deadline d from its
 // start, never later than the call's own; an attempt that fails once its
-// own deadline has passed is retried whatever its code.
+// own deadline has passed (by the clock: the server's reset at that
+// deadline may come before the attempt's context ends) is retried whatever
+// its code.
+//
+// A request whose encoded size exceeds ReplayLimit (256 KiB by default) is
+// sent once, as grpc-go commits it: if that attempt fails, its error
+// reaches the caller as it is. The size is measured, by encoding the
+// request once more with the call's codec, only when the first attempt has
+// failed.
 //
 // What the caller gets: nil, or the last attempt's error exactly as the
 // invoker returned it when it was not retried (its code is not retried, the
@@ -134,5 +142,29 @@ func (u *unaryCall) attempt(actx context.Context) error {
 	if err == nil {
 		return nil
 	}
+	if u.n == 1 && u.oversized() {
+		// A request larger than ReplayLimit is sent once, as grpc-go
+		// commits it: its error reaches the caller as it is.
+		return retry.Permanent(err)
+	}
 	return u.cfg.mark(u.ctx, actx, err, x.trailer)
+}
+
+// oversized reports whether the call's request, encoded with the call's
+// codec, is larger than ReplayLimit. It encodes the request once more, so
+// it is asked only when the first attempt has failed. A request it cannot
+// measure (no codec is registered for the call's content-subtype, or the
+// codec fails) is not oversized: the invoker has already reported why.
+func (u *unaryCall) oversized() bool {
+	codec := codecOf(u.callOpts)
+	if codec == nil {
+		return false
+	}
+	b, err := codec.Marshal(u.req)
+	if err != nil {
+		return false
+	}
+	size := b.Len()
+	b.Free()
+	return size > u.cfg.limit
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retrygrpc"
@@ -457,6 +459,49 @@ func TestUnaryAttemptTimeout(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d attempts, want 2", n)
+	}
+}
+
+// TestUnaryReplayLimit checks that a unary request larger than ReplayLimit
+// is sent once, its failure returned as it is, while one that fits (to the
+// byte) is retried; and that a request the interceptor cannot measure is
+// retried as before.
+func TestUnaryReplayLimit(t *testing.T) {
+	req := &healthpb.HealthCheckRequest{Service: strings.Repeat("x", 100)}
+	size := proto.Size(req)
+	for _, tt := range []struct {
+		name     string
+		req      any
+		limit    retrygrpc.Option
+		attempts int
+	}{
+		{"larger than the limit", req, retrygrpc.ReplayLimit(size - 1), 1},
+		{"as large as the limit", req, retrygrpc.ReplayLimit(size), 2},
+		{"the default limit", req, retrygrpc.Option{}, 2},
+		{"a limit of 0", req, retrygrpc.ReplayLimit(0), 1},
+		{"an empty request, limit 0", &healthpb.HealthCheckRequest{}, retrygrpc.ReplayLimit(0), 2},
+		{"a request the codec refuses", "not a message", retrygrpc.ReplayLimit(0), 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ic := retrygrpc.UnaryClientInterceptor(retry.Constant(0).Take(3), tt.limit)
+			n := 0
+			invoker := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+				if n++; n == 1 {
+					return unavailable
+				}
+				return nil
+			}
+			err := ic(t.Context(), checkMethod, tt.req, nil, nil, invoker)
+			if n != tt.attempts {
+				t.Errorf("%d attempts, want %d", n, tt.attempts)
+			}
+			if tt.attempts == 1 && err != unavailable {
+				t.Errorf("error %v, want the attempt's, as it is", err)
+			}
+			if tt.attempts > 1 && err != nil {
+				t.Errorf("error %v, want success", err)
+			}
+		})
 	}
 }
 

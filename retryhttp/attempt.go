@@ -114,7 +114,10 @@ func (c *call) sendOnce(actx context.Context) (*http.Response, error) {
 // In a race (a hedging Transport's), actx also ends when the request loses,
 // and Hedge cancels it even for the winner once it has returned, so every
 // request is sent under a context of its own in the same way, which actx's
-// end cancels only until the request is judged.
+// end cancels only until the request is judged. A request of a race that
+// gets a response after actx has ended is judged all the same: if it
+// succeeded, send returns it as a success, so that Hedge, which has decided
+// without it, passes it to Discard, which closes it.
 func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race bool) (resp *http.Response, failed bool, err error) {
 	t, ctx := c.t, c.req.Context()
 	var deadline time.Time
@@ -182,7 +185,8 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 	}
 	// Judge the attempt unless actx has already cut it short, while actx
 	// still bounds it: ShouldRetry may read the body.
-	if judge && (!cut || sctx.Err() == nil || ctx.Err() != nil) {
+	judged := judge && (!cut || sctx.Err() == nil || ctx.Err() != nil)
+	if judged {
 		failed = c.judge(resp, err, cancel)
 	}
 
@@ -193,10 +197,31 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 	case unlink != nil:
 		cutShort = !unlink() && ctx.Err() == nil
 	}
+	if race && judge && !judged && resp != nil && (!cutShort || lost(actx)) {
+		// A request of a race that got a response after actx ended, before
+		// or while it was judged: it lost, or the request's context ended
+		// meanwhile. Judge it all the same, under its cancelled context: if
+		// the Transport would not retry it, it is a success that lost, and
+		// Hedge passes it to Discard (the user's, then closeLosers).
+		failed = c.judge(resp, nil, cancel)
+	}
 	if cutShort {
 		// actx ended before the attempt was judged, and the request's
 		// context is still alive: the attempt timed out, or in a race it
 		// lost. If a response won the race, its body is already cancelled.
+		if race && lost(actx) {
+			if resp != nil && !failed {
+				// A success that lost: Hedge drops it, as it does every
+				// late success, through Discard, which closes it.
+				cancel()
+				return resp, false, nil
+			}
+			if resp != nil && resp.Body != nil {
+				resp.Body.Close()
+			}
+			cancel()
+			return nil, false, context.Cause(actx) // nobody reads a loser's error
+		}
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
 		}
@@ -207,8 +232,6 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 			// attempt that failed after its own timeout only if it sees
 			// actx done.
 			<-actx.Done()
-		} else if cause := context.Cause(actx); errors.Is(cause, retry.ErrHedgeLost) {
-			return nil, false, cause // nobody reads a loser's error
 		}
 		return nil, true, errAttemptTimeout
 	}

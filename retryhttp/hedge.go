@@ -36,11 +36,15 @@ import (
 // base's error as it is; or, once the request's context is done, its cause.
 //
 // Losers are cancelled (with the cause retry.ErrHedgeLost) and whatever
-// response they still get is closed, even after RoundTrip has returned: a
-// failed one drained up to DrainLimit bytes first, one that succeeded too
-// late closed unread. The Transport keeps only the latest failed response,
-// for the caller should every copy fail, and closes it unread if one wins.
-// Over HTTP/1, cancelling a copy in flight costs its connection.
+// response they still get is closed, even after RoundTrip has returned. A
+// losing response is judged as any other, even once the race is decided
+// (its context then cancelled): one that succeeded (a 200 or a 404, say),
+// with the winner or too late, is passed to Discard once, then closed
+// unread; one that failed is drained up to DrainLimit bytes first, or
+// closed unread if the race was decided before it was judged. The Transport
+// keeps only the latest failed response, for the caller should every copy
+// fail, and closes it unread if one wins. Over HTTP/1, cancelling a copy in
+// flight costs its connection.
 //
 // The options are retry.Hedge's: WithClock, If, OnRetry (before each copy
 // after the first; Attempt.Err is nil when a delay started it), OnDone
@@ -54,8 +58,9 @@ import (
 //
 // Hooks: OnAttempt runs before every copy and PrepareRetry before every
 // copy but the first, each on the copy's own goroutine, as do RetryStatus,
-// RetryError and ShouldRetry after it; so they may run concurrently for the
-// copies of one request. If, OnRetry and OnDone run on the caller's
+// RetryError and ShouldRetry after it (for a response that a losing copy
+// gets, possibly after RoundTrip has returned); so they may run
+// concurrently for the copies of one request. If, OnRetry and OnDone run on the caller's
 // goroutine. A
 // panic in a hook reaches the caller of RoundTrip, after what the copy
 // opened is closed, if RoundTrip has not returned; after that it ends the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,9 +166,103 @@ func TestHedgeLosingSuccess(t *testing.T) {
 		assert.Equal(t, "attempt "+strconv.Itoa(open[0]), readAll(t, resp))
 		assert.Empty(t, openBodies(tr))
 		// Both succeeded at once: the loser's response went to Discard,
-		// unless its context was cancelled first, before it was judged.
+		// unless its cancelled context made the base give up on it first.
 		assert.LessOrEqual(t, released.Load(), int32(1))
 	})
+}
+
+// lateBody is a response body that records whether it was closed.
+type lateBody struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func (b *lateBody) Close() error {
+	b.closed.Store(true)
+	return nil
+}
+
+// TestHedgeLateLosers runs races through a base that ignores cancellation:
+// the losers answer anyway, long after a copy has won and RoundTrip has
+// returned, and in one case a loser answers at the same instant as the
+// winner. Discard sees each losing response the Transport would not have
+// retried (a 200 or a 404) exactly once, before its body is closed, and
+// never the winner's nor the 503's; every body but the winner's is closed.
+func TestHedgeLateLosers(t *testing.T) {
+	const d = 10 * time.Millisecond
+	type answer struct {
+		code  int
+		after time.Duration // from the copy's start; copy n starts at (n-1)*d
+	}
+	for _, tt := range []struct {
+		name    string
+		answers map[int]answer // by copy number
+		took    time.Duration  // until RoundTrip returns
+		winners []int          // the copies that may win
+	}{
+		{"every loser answers after the race", map[int]answer{
+			1: {200, 10 * d}, 2: {404, 10 * d}, 3: {503, 10 * d}, 4: {200, 8 * d}, 5: {200, 0},
+		}, 4 * d, []int{5}},
+		{"a loser answers with the winner", map[int]answer{
+			1: {200, 10 * d}, 2: {404, 10 * d}, 3: {503, 10 * d}, 4: {200, d + d/2}, 5: {200, d / 2},
+		}, 4*d + d/2, []int{4, 5}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				bodies := map[int]*lateBody{}
+				base := funcBase(func(req *http.Request) (*http.Response, error) {
+					n := AttemptNumber(req.Context())
+					a := tt.answers[n]
+					time.Sleep(a.after) // whatever happens to req's context
+					b := &lateBody{Reader: strings.NewReader("copy " + strconv.Itoa(n))}
+					mu.Lock()
+					bodies[n] = b
+					mu.Unlock()
+					h := http.Header{"Copy": {strconv.Itoa(n)}}
+					return &http.Response{StatusCode: a.code, Header: h, Body: b, Request: req}, nil
+				})
+				var discarded []int
+				var openAtDiscard []bool
+				rt := NewHedgingTransport(base, retry.Constant(d).Take(len(tt.answers)-1),
+					retry.Discard(func(resp *http.Response) {
+						n, _ := strconv.Atoi(resp.Header.Get("Copy"))
+						mu.Lock()
+						defer mu.Unlock()
+						discarded = append(discarded, n)
+						openAtDiscard = append(openAtDiscard, !bodies[n].closed.Load())
+					}))
+				start := time.Now()
+				resp, err := rt.RoundTrip(mustGet(t, "http://example.test/"))
+				require.NoError(t, err)
+				assert.Equal(t, tt.took, time.Since(start))
+				winner, _ := strconv.Atoi(resp.Header.Get("Copy"))
+				require.Contains(t, tt.winners, winner)
+				time.Sleep(time.Hour) // every loser answers
+				synctest.Wait()
+
+				mu.Lock()
+				defer mu.Unlock()
+				var want []int // the losing 200s and 404s
+				for n, a := range tt.answers {
+					if n != winner && a.code != 503 {
+						want = append(want, n)
+					}
+				}
+				slices.Sort(want)
+				slices.Sort(discarded)
+				assert.Equal(t, want, discarded, "Discard sees each losing 200 or 404 once")
+				assert.NotContains(t, openAtDiscard, false, "Discard runs before the body is closed")
+				for n, b := range bodies {
+					if n != winner {
+						assert.True(t, b.closed.Load(), "loser %d's body is closed", n)
+					}
+				}
+				assert.False(t, bodies[winner].closed.Load(), "the winner's body is open")
+				assert.Equal(t, "copy "+strconv.Itoa(winner), readAll(t, resp))
+			})
+		})
+	}
 }
 
 // TestHedgeReplayable checks the idempotency rule: a request that may not be
