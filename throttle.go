@@ -185,23 +185,29 @@ type throttleTicket struct {
 }
 
 // admit counts one request and decides whether to reject it. It reads the
-// clock once (through rd, if not nil), the cached counts of the window's past and the current
-// bucket's counts, and allocates nothing.
+// clock once (through rd, if not nil), the cached counts of the window's
+// past and the current bucket's counts, and allocates nothing.
 func (t *Throttle) admit(rd *reading) (throttleTicket, bool) {
 	tick, _ := t.w.now(t.clock, rd)
-	r, a, ok := t.past.load(tick)
-	if !ok {
-		r, a = t.w.sum(tick-(windowBuckets-1), tick-1)
-		t.past.store(tick, r, a)
-	}
-	cr, ca := t.w.bucket(tick)
-	p := t.probability(r+cr, a+ca)
+	p := t.current(tick)
 	s := t.w.stripe()
 	t.w.add(tick, s, 0)
 	if p > 0 && t.draw() < p {
 		return throttleTicket{}, false
 	}
 	return throttleTicket{tick: tick, stripe: s, ok: true}, true
+}
+
+// current returns the probability in bucket tick from the cached counts
+// of the window's past and the current bucket's.
+func (t *Throttle) current(tick int64) float64 {
+	r, a, ok := t.past.load(tick)
+	if !ok {
+		r, a = t.w.sum(tick-(windowBuckets-1), tick-1)
+		t.past.store(tick, r, a)
+	}
+	cr, ca := t.w.bucket(tick)
+	return t.probability(r+cr, a+ca)
 }
 
 // settle counts the outcome v of the attempt that got tk: an accept, or,
