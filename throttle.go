@@ -34,11 +34,16 @@ var ErrThrottled = errors.New("retry: throttled")
 // answer is "no". An attempt that failed with an error the call would retry
 // (such as a timeout, including its own AttemptTimeout, or a 503) is a
 // request without an accept. An attempt that ended because the caller's
-// context ended counts as a request only. Every attempt of a call asks: the
-// first one, each retry, and each attempt Hedge starts. A rejected attempt
-// is not made: the call ends at once, without waiting and without taking a
-// Budget token, with an *Error that matches ErrThrottled (and, for a
-// rejected retry, the last error). It is never retried by that call.
+// context ended counts for nothing: its request is taken back, so callers
+// that give up cannot raise the probability.
+//
+// Every attempt of a call asks: the first one, each retry (before its wait,
+// so that a rejected retry is not waited for), and each attempt Hedge
+// starts. A rejected attempt is not made: the call ends at once, without
+// waiting and without taking a Budget token, with an *Error that matches
+// ErrThrottled (and, for a rejected retry, the last error). It is never
+// retried by that call. A rejected attempt still counts as a request: that
+// is what keeps the attempts sent near K times the accepts.
 //
 // The window slides in steps of a sixteenth of its length. The counts are
 // kept in atomic counters striped across processors, with no lock: asking
