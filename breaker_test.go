@@ -389,10 +389,10 @@ func TestBreakerWhatCounts(t *testing.T) {
 	do(func(context.Context) error { return nil })                                                  // success
 	do(func(context.Context) error { return Permanent(errBoom) })                                   // success: an answer
 	do(func(context.Context) error { return errNotFound }, If(func(e error) bool { return false })) // success: an answer
-	do(func(context.Context) error { return RetryAfter(errBoom, -1) })                              // success: "don't retry"
+	do(func(context.Context) error { return RetryAfter(errBoom, -1) })                              // failure: pushback
 	do(func(context.Context) error { return errBoom })                                              // 2 failures: retried once
 	calls, failures := b.counts()
-	assert.Equal(t, [2]uint64{6, 2}, [2]uint64{calls, failures})
+	assert.Equal(t, [2]uint64{6, 3}, [2]uint64{calls, failures})
 	synctest.Test(t, func(t *testing.T) {
 		b := NewBreaker(BreakerMinCalls(1000))
 		_ = Do(t.Context(), Delays(), func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },

@@ -29,11 +29,11 @@ var ErrThrottled = errors.New("retry: throttled")
 // answers again the accepts bring the probability down.
 //
 // What counts as an accept: an attempt that succeeded, or that failed with an
-// error the call does not retry (Permanent, rejected by If, or a server's
-// request not to retry, see RetryAfter): the dependency answered, even if the
-// answer is "no". An attempt that failed with an error the call would retry
-// (such as a timeout, including its own AttemptTimeout, or a 503) is a
-// request without an accept. An attempt that ended because the caller's
+// error the call does not retry (Permanent, or rejected by If): the
+// dependency answered, even if the answer is "no". An attempt that failed
+// with an error the call would retry (such as a timeout, including its own
+// AttemptTimeout, or a 503), or with a server's request not to retry (a
+// negative RetryAfter: pushback), is a request without an accept. An attempt that ended because the caller's
 // context ended counts for nothing: its request is taken back, so callers
 // that give up cannot raise the probability.
 //

@@ -69,12 +69,12 @@ func TestThrottleWhatCounts(t *testing.T) {
 	do(func(context.Context) error { return errBoom }, If(func(error) bool { return false }))
 	assert.Equal(t, counts{3, 3}, get(), "an error If rejects: an answer")
 	do(func(context.Context) error { return RetryAfter(errBoom, -1) })
-	assert.Equal(t, counts{4, 4}, get(), "a server's \"don't retry\": an answer")
+	assert.Equal(t, counts{4, 3}, get(), "a server's \"don't retry\": pushback")
 	do(func(context.Context) error { return errBoom })
-	assert.Equal(t, counts{6, 4}, get(), "a retryable error, retried once: 2 requests")
+	assert.Equal(t, counts{6, 3}, get(), "a retryable error, retried once: 2 requests")
 	ctx, cancel := context.WithCancel(t.Context())
 	_ = Do(ctx, Constant(0), func(context.Context) error { cancel(); return context.Canceled }, WithThrottle(th), WithClock(clock))
-	assert.Equal(t, counts{6, 4}, get(), "ended by the caller's context: nothing")
+	assert.Equal(t, counts{6, 3}, get(), "ended by the caller's context: nothing")
 	synctest.Test(t, func(t *testing.T) {
 		th := NewThrottle()
 		_ = Do(t.Context(), Delays(), func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
