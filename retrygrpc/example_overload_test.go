@@ -17,7 +17,9 @@ import (
 )
 
 // downHealth is a health server that is down.
-type downHealth struct{ healthpb.UnimplementedHealthServer }
+type downHealth struct {
+	healthpb.UnimplementedHealthServer
+}
 
 func (downHealth) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	return nil, status.Error(codes.Unavailable, "down")
