@@ -301,3 +301,26 @@ func FuzzThrottle(f *testing.F) {
 		}
 	})
 }
+
+// TestThrottleInParallel checks that concurrent attempts are all counted,
+// whichever stripes they land in.
+func TestThrottleInParallel(t *testing.T) {
+	clock := NewFakeClock(epoch)
+	th := NewThrottle(ThrottleClock(clock))
+	const goroutines, calls = 10, 1000
+	done := make(chan struct{})
+	for range goroutines {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range calls {
+				_ = Do(t.Context(), Delays(), func(context.Context) error { return nil }, WithThrottle(th), WithClock(clock))
+			}
+		}()
+	}
+	for range goroutines {
+		<-done
+	}
+	r, a := th.counts()
+	assert.Equal(t, [2]uint64{goroutines * calls, goroutines * calls}, [2]uint64{r, a})
+	assert.Zero(t, th.Probability())
+}
