@@ -176,6 +176,7 @@ func TestThrottleLoad(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, capacity*seconds, accepted, capacity*seconds/100, "the dependency is kept busy")
+	t.Logf("reached %d, accepted %d: %.3f×", reached, accepted, float64(reached)/float64(accepted))
 	assert.InDelta(t, 2, float64(reached)/float64(accepted), 0.05, "reached %d, accepted %d", reached, accepted)
 }
 
