@@ -156,10 +156,9 @@ func (l *Latency) Quantile(q float64) Schedule {
 	}
 	e := &estimate{l: l, q: q}
 	e.d.Store(int64(maxDuration))
-	return func(yield func(time.Duration) bool) {
-		for yield(e.get()) {
-		}
-	}
+	// A plan's source, like Constant's: combinators fuse with it, and
+	// Retry, Do and Hedge draw its delays in their flat loops.
+	return sourceSchedule(sourceSpec{kind: srcQuantile, est: e})
 }
 
 // estimate is the shared state of one Quantile schedule: its last estimate
