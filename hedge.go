@@ -413,7 +413,7 @@ func (h *hedge[T]) attempt() {
 		// what places the q-quantile against d, is exact for every first
 		// attempt. Only a hedge's record can fall below its latency; the
 		// hedges are a share 1−q of the calls, so the share of records
-		// above d is off by at most (1−q)² ≈ 0.25 points at q = 0.95.
+		// above d is off by at most (1−q)²/(2−q) ≈ 0.24 points at q = 0.95.
 		// Leaving the losers out drops instead exactly the slow first
 		// attempts, a share up to 1−q, and the estimate settles low.
 		// Only an attempt that the caller's context ended is left out.
