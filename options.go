@@ -1,7 +1,6 @@
 package retry
 
 import (
-	"context"
 	"strconv"
 	"time"
 )
@@ -274,12 +273,4 @@ func (c *config) now() time.Time {
 		return time.Now()
 	}
 	return c.clock.Now()
-}
-
-// observe records in c.latency the duration of an attempt that started at
-// start and has just returned, unless ctx ended meanwhile.
-func (c *config) observe(ctx context.Context, start time.Time) {
-	if ctx.Err() == nil {
-		c.latency.Record(c.now().Sub(start))
-	}
 }
