@@ -581,3 +581,25 @@ func TestLatencyConcurrentRotation(t *testing.T) {
 	d := firstDelay(t, l.Quantile(0.5))
 	assert.True(t, d >= lo && d <= hi, "%v", d)
 }
+
+// TestQuantileFused checks that Quantile is a plan's source: combinators on
+// it fuse, and give the delays the same chain built with relays gives,
+// before and after the warm-up and as the estimate moves.
+func TestQuantileFused(t *testing.T) {
+	if fusion {
+		assert.NotNil(t, planOf(NewLatency().Quantile(0.5).AtLeast(ms).Cap(s1).Take(3)))
+	}
+	l := NewLatency()
+	q := l.Quantile(0.9)
+	chain := func(s Schedule) Schedule { return s.AtLeast(2 * ms).Cap(40 * ms).Jitter(0.1, rand.NewPCG(1, 2)).Take(5) }
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 4 {
+		fused := slices.Collect(chain(q).Seq())
+		relayed := slices.Collect(chain(opaque(q)).Seq())
+		require.Len(t, fused, 5, "round %d", round)
+		assert.Equal(t, relayed, fused, "round %d", round)
+		for range 300 {
+			l.Record(lognormal(time.Duration(round+1)*10*ms, 0.5).draw(r))
+		}
+	}
+}
