@@ -591,7 +591,7 @@ func TestQuantileFused(t *testing.T) {
 	}
 	l := NewLatency()
 	q := l.Quantile(0.9)
-	chain := func(s Schedule) Schedule { return s.AtLeast(2 * ms).Cap(40 * ms).Jitter(0.1, rand.NewPCG(1, 2)).Take(5) }
+	chain := func(s Schedule) Schedule { return s.AtLeast(2*ms).Cap(40*ms).Jitter(0.1, rand.NewPCG(1, 2)).Take(5) }
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 4 {
 		fused := slices.Collect(chain(q).Seq())
