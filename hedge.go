@@ -80,9 +80,10 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // outstanding go on), AttemptTimeout (per attempt; an attempt that fails
 // after its own timeout counts as a retryable failure), MaxPushback,
 // Observe (records every attempt, a loser as the time it ran, unless the
-// caller's context ended it), OnDone (Attempts counts the calls of fn, as the *Error's
-// does) and Discard. Hedge ignores MaxElapsed and MaxRetriesIf: its
-// schedule alone bounds its attempts (bound its time with ctx's deadline).
+// caller's context ended it), OnDone (Attempts counts the calls of fn, as
+// the *Error's does) and Discard. Hedge ignores MaxElapsed and
+// MaxRetriesIf: its schedule alone bounds its attempts (bound its time
+// with ctx's deadline).
 //
 // Every attempt runs on a goroutine of its own, never on the caller's, so
 // Hedge returns as soon as an attempt wins even while another ignores its
