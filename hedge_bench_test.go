@@ -72,6 +72,19 @@ func BenchmarkHedge(b *testing.B) {
 			}
 		}
 	})
+	b.Run("impl=hedge-fixed-observe", func(b *testing.B) {
+		// hedge-p95's call with a fixed delay instead: the adaptive chain,
+		// fused, costs the same.
+		lat := NewLatency()
+		s := Constant(time.Second).Take(1)
+		opts := []Option{Observe(lat)}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Hedge(ctx, s, ok, opts...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("impl=hedge-observe", func(b *testing.B) {
 		// Options written at the call, as usual: passing them allocates
 		// nothing.

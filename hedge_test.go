@@ -364,16 +364,60 @@ func TestHedgeOnRetry(t *testing.T) {
 func TestHedgeObserve(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lat := NewLatency()
-		// The first fails at 10 ms, the second is slow and loses, the
-		// third wins at 50 ms + 30 ms; a deaf fourth... is never started.
+		// The first fails at 10 ms and the second starts at once; it is
+		// slow and loses to the third, started 50 ms later, which wins
+		// after 30 ms, at 90 ms: the loser is cancelled having run 80 ms.
 		r := newReplicas(replica{lat: 10 * time.Millisecond, err: errBoom}, replica{lat: time.Hour}, replica{lat: 30 * time.Millisecond})
 		_, err := Hedge(t.Context(), Delays(time.Hour, 50*time.Millisecond), r.fn, Observe(lat))
 		require.NoError(t, err)
 		synctest.Wait()
 		var c [latBuckets]uint16
-		assert.Equal(t, uint64(2), lat.snapshot(&c), "the failure and the winner, not the cancelled loser")
+		assert.Equal(t, uint64(3), lat.snapshot(&c), "the failure, the winner and the cancelled loser")
 		assert.Equal(t, uint16(1), c[latBucket(10*time.Millisecond)])
 		assert.Equal(t, uint16(1), c[latBucket(30*time.Millisecond)])
+		assert.Equal(t, uint16(1), c[latBucket(80*time.Millisecond)], "the loser, as the time it ran")
+	})
+	t.Run("a loser returning after the caller's context ended", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lat := NewLatency()
+			// The loser returns 5 ms after it was cancelled, by which
+			// time the caller has cancelled its own context, as a
+			// deferred cancel does: Hedge cancelled it first, so it is
+			// recorded all the same.
+			ctx, cancel := context.WithCancel(t.Context())
+			var calls atomic.Int32
+			fn := func(ctx context.Context) (int, error) {
+				if calls.Add(1) == 2 {
+					time.Sleep(20 * time.Millisecond)
+					return 2, nil
+				}
+				<-ctx.Done()
+				time.Sleep(5 * time.Millisecond)
+				return 1, ctx.Err()
+			}
+			v, err := Hedge(ctx, Constant(10*time.Millisecond).Take(1), fn, Observe(lat))
+			require.NoError(t, err)
+			assert.Equal(t, 2, v)
+			cancel()
+			time.Sleep(time.Second) // the loser returns meanwhile
+			var c [latBuckets]uint16
+			assert.Equal(t, uint64(2), lat.snapshot(&c))
+			assert.Equal(t, uint16(1), c[latBucket(20*time.Millisecond)])
+			assert.Equal(t, uint16(1), c[latBucket(35*time.Millisecond)], "the loser: cancelled at 30 ms, returned at 35 ms")
+		})
+	})
+	t.Run("an attempt the caller's context ended", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lat := NewLatency()
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+			defer cancel()
+			r := newReplicas(replica{lat: time.Hour})
+			_, err := Hedge(ctx, Constant(10*time.Millisecond).Take(1), r.fn, Observe(lat))
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			synctest.Wait()
+			var c [latBuckets]uint16
+			assert.Zero(t, lat.snapshot(&c), "its duration says nothing about the dependency")
+		})
 	})
 }
 
@@ -587,6 +631,35 @@ func TestHedgeAllocations(t *testing.T) {
 	}
 	assert.LessOrEqual(t, allocs, most)
 	t.Logf("%v allocations", allocs)
+}
+
+// TestHedgeAdaptiveAllocations checks that the README's adaptive chain,
+// a Latency's Quantile bounded by AtLeast, Cap and Take, costs a Hedge call
+// no more than a fixed delay with the same options: Quantile is a plan's
+// source, so the chain is fused and Hedge draws it from its plan.
+func TestHedgeAdaptiveAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	if !fusion {
+		t.Skip("purego: no chain is fused")
+	}
+	ok := func(context.Context) (int, error) { return 1, nil }
+	lat := NewLatency()
+	for range latWarmup {
+		lat.Record(time.Hour)
+	}
+	opts := []Option{Observe(lat)}
+	count := func(s Schedule) float64 {
+		return testing.AllocsPerRun(1000, func() {
+			_, _ = Hedge(context.Background(), s, ok, opts...)
+		})
+	}
+	require.NotNil(t, planOf(lat.Quantile(0.95).AtLeast(5*time.Millisecond).Cap(time.Hour).Take(1)))
+	fixed := count(Constant(time.Hour).Take(1))
+	adaptive := count(lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Hour).Take(1))
+	assert.LessOrEqual(t, adaptive, fixed)
+	t.Logf("fixed %v, adaptive %v allocations", fixed, adaptive)
 }
 
 // hedgeModel is what Hedge must do with a schedule of delays, attempts that

@@ -143,7 +143,10 @@ func (l *Latency) add(word *atomic.Uint64, w uint64, shift uint, inc uint64) {
 //
 // The estimate is computed at most once per 64 observations and shared by
 // every run of the Schedule, in any goroutine; in between, a draw costs a
-// few atomic loads. The estimate never exceeds about 18 minutes and is at
+// few atomic loads. Like Constant's, the Schedule is one that Retry, Do and
+// Hedge draw from without a yield function, with its combinators fused
+// into it: a Hedge on the chain above allocates what one on
+// Constant(d).Take(1) does. The estimate never exceeds about 18 minutes and is at
 // least about 1 µs (see Latency).
 //
 // Quantile panics if l is nil or if q is NaN or outside (0, 1).
@@ -156,10 +159,9 @@ func (l *Latency) Quantile(q float64) Schedule {
 	}
 	e := &estimate{l: l, q: q}
 	e.d.Store(int64(maxDuration))
-	return func(yield func(time.Duration) bool) {
-		for yield(e.get()) {
-		}
-	}
+	// A plan's source, like Constant's: combinators fuse with it, and
+	// Retry, Do and Hedge draw its delays in their flat loops.
+	return sourceSchedule(sourceSpec{kind: srcQuantile, est: e})
 }
 
 // estimate is the shared state of one Quantile schedule: its last estimate

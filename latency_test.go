@@ -417,13 +417,14 @@ func BenchmarkLatencyQuantile(b *testing.B) {
 	})
 }
 
-// TestLatencyUnderHedging measures what not recording the losers of
-// hedged calls (as Observe does) does to the estimate that sets the hedge
-// delay, in a simulation of sequential calls with one hedge at the
-// estimated p95: the slowest first attempts are the ones cancelled, so the
-// estimate settles below the true p95 and more calls hedge. Recording each
-// loser's running time as a lower bound instead is shown for comparison.
-// The README quotes these figures.
+// TestLatencyUnderHedging models what not recording the losers of hedged
+// calls (as Observe did before it recorded them) does to the estimate that
+// sets the hedge delay, in a simulation of sequential calls with one hedge
+// at the estimated p95: the slowest first attempts are the ones cancelled,
+// so the estimate settles below the true p95 and more calls hedge.
+// Recording each loser's running time as a lower bound, as Observe now
+// does, is shown for comparison (TestHedgeRateAtQuantile checks it on real
+// Hedge calls).
 func TestLatencyUnderHedging(t *testing.T) {
 	draw := func(r *rand.Rand) time.Duration {
 		d := lognormal(10*time.Millisecond, 0.5).draw(r)
@@ -579,4 +580,26 @@ func TestLatencyConcurrentRotation(t *testing.T) {
 	assert.Equal(t, uint64(recorders*each), l.n.Load())
 	d := firstDelay(t, l.Quantile(0.5))
 	assert.True(t, d >= lo && d <= hi, "%v", d)
+}
+
+// TestQuantileFused checks that Quantile is a plan's source: combinators on
+// it fuse, and give the delays the same chain built with relays gives,
+// before and after the warm-up and as the estimate moves.
+func TestQuantileFused(t *testing.T) {
+	if fusion {
+		assert.NotNil(t, planOf(NewLatency().Quantile(0.5).AtLeast(ms).Cap(s1).Take(3)))
+	}
+	l := NewLatency()
+	q := l.Quantile(0.9)
+	chain := func(s Schedule) Schedule { return s.AtLeast(2*ms).Cap(40*ms).Jitter(0.1, rand.NewPCG(1, 2)).Take(5) }
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 4 {
+		fused := slices.Collect(chain(q).Seq())
+		relayed := slices.Collect(chain(opaque(q)).Seq())
+		require.Len(t, fused, 5, "round %d", round)
+		assert.Equal(t, relayed, fused, "round %d", round)
+		for range 300 {
+			l.Record(lognormal(time.Duration(round+1)*10*ms, 0.5).draw(r))
+		}
+	}
 }

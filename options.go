@@ -1,7 +1,6 @@
 package retry
 
 import (
-	"context"
 	"strconv"
 	"time"
 )
@@ -111,10 +110,14 @@ func AttemptTimeout(d time.Duration) Option {
 // the call in lat, measured on the call's clock (see WithClock): successes
 // and failures alike, including an attempt cut short by its own
 // AttemptTimeout (recorded as about the timeout, a lower bound of its
-// latency). An attempt that returns after the caller's context ended, or in
-// Hedge after Hedge cancelled it (a loser), is not recorded: its duration
-// says nothing about the dependency. A later Observe replaces an earlier one. Recording allocates nothing; it reads the clock
-// twice per attempt.
+// latency). In Hedge, an attempt that Hedge cancelled (a loser, abandoned
+// for a faster one) is recorded as the time it ran until it returned,
+// again a lower bound of its latency: leaving the losers out, which are
+// the slow attempts, would make Quantile's estimate, and so a hedge delay
+// read from it, too low, and too many calls hedge. An attempt that returns
+// after the caller's context ended is not recorded: its duration says
+// nothing about the dependency. A later Observe replaces an earlier one.
+// Recording allocates nothing; it reads the clock twice per attempt.
 //
 // Observe panics if lat is nil.
 func Observe(lat *Latency) Option {
@@ -280,12 +283,4 @@ func (c *config) now() time.Time {
 		return time.Now()
 	}
 	return c.clock.Now()
-}
-
-// observe records in c.latency the duration of an attempt that started at
-// start and has just returned, unless ctx ended meanwhile.
-func (c *config) observe(ctx context.Context, start time.Time) {
-	if ctx.Err() == nil {
-		c.latency.Record(c.now().Sub(start))
-	}
 }

@@ -134,6 +134,7 @@ const (
 	srcDelays
 	srcDecorrelated
 	srcSmooth
+	srcQuantile // Latency.Quantile
 )
 
 // A sourceSpec is the description of a source: see planIter.draw for what
@@ -145,6 +146,7 @@ type sourceSpec struct {
 	factor float64         // ExponentialFactor's; SmoothJitter's scale
 	ds     []time.Duration // Delays'
 	src    source          // DecorrelatedJitter's and SmoothJitter's
+	est    *estimate       // Quantile's, shared by every run
 }
 
 // sourceSchedule returns the Schedule of the plan made of src alone.

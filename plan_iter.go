@@ -155,6 +155,7 @@ func count(n int32) int32 {
 // Fibonacci (b the one after), the previous one of DecorrelatedJitter; the
 // float (b's bits) is ExponentialFactor's hi (and a's bits its lo), or
 // SmoothJitter's previous f(t); i is the index of Delays and SmoothJitter.
+// Quantile keeps no state in the run: its estimate is shared (see estimate).
 func (it *planIter) draw(s *sourceSpec) (time.Duration, bool) {
 	switch s.kind {
 	case srcConstant:
@@ -195,6 +196,8 @@ func (it *planIter) draw(s *sourceSpec) (time.Duration, bool) {
 		hi := mulSat(it.a, 3)
 		it.a = min(s.limit, s.base+time.Duration(s.src.upTo(uint64(hi-s.base))))
 		return it.a, true
+	case srcQuantile:
+		return s.est.get(), true
 	default: // srcSmooth
 		if s.base == 0 {
 			return 0, true

@@ -42,6 +42,7 @@ func TestFusion(t *testing.T) {
 		"Then, then a Take":  base.Take(2).Then(Constant(s1)).Take(5),
 		"Then of Thens":      Delays(ms).Then(Delays(ms).Then(Constant(s1))).Cap(s1).FullJitter(nil).Take(9),
 		"the README's":       Exponential(100 * ms).Cap(2 * s1).FullJitter(nil).Take(5),
+		"adaptive hedging":   NewLatency().Quantile(0.95).AtLeast(5 * ms).Cap(s1).Take(1),
 	}
 	for name, s := range fused {
 		assert.NotNil(t, planOf(s), name)

@@ -114,6 +114,20 @@ var grpcClients = []struct {
 		return []grpc.DialOption{grpc.WithDisableRetry(),
 			grpc.WithUnaryInterceptor(retrygrpc.HedgeUnaryClientInterceptor(retry.Constant(100 * time.Millisecond).Take(1)))}
 	}},
+	// The floor of any hedging layer whose attempts run on goroutines of
+	// their own, as retry.Hedge's do: the bare call made on a new
+	// goroutine, its error handed back on a channel. Not a retry layer.
+	{"handoff", func() []grpc.DialOption {
+		return []grpc.DialOption{grpc.WithDisableRetry(), grpc.WithUnaryInterceptor(handoff)}
+	}},
+}
+
+// handoff is a unary interceptor that makes the call on a goroutine of its
+// own and waits for it.
+func handoff(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	done := make(chan error, 1)
+	go func() { done <- invoker(ctx, method, req, reply, cc, opts...) }()
+	return <-done
 }
 
 // BenchmarkGRPCPaired makes the same call through every client of

@@ -143,10 +143,18 @@ func (h *hedgeCall) attempt(actx context.Context) (*hedgeResult, error) {
 		ctx = metadata.AppendToOutgoingContext(actx, PreviousAttemptsKey, strconv.Itoa(int(n-1)))
 	}
 	r := new(hedgeResult)
+	// The header and the peer are asked of gRPC only for a caller who asked
+	// for them: each costs gRPC a copy on every call. The trailer always
+	// is: it carries the server's pushback.
 	opts := make([]grpc.CallOption, 0, len(h.callOpts)+4)
 	opts = append(opts, h.callOpts...)
-	opts = append(opts, grpc.Header(&r.header), grpc.Trailer(&r.trailer), grpc.Peer(&r.peer),
-		grpc.ForceCodecV2(capture{h.codec}))
+	opts = append(opts, grpc.Trailer(&r.trailer), grpc.ForceCodecV2(capture{h.codec}))
+	if len(h.header) > 0 {
+		opts = append(opts, grpc.Header(&r.header))
+	}
+	if len(h.peer) > 0 {
+		opts = append(opts, grpc.Peer(&r.peer))
+	}
 	var raw rawReply
 	err := h.invoker(ctx, h.method, h.req, &raw, h.cc, opts...)
 	if err == nil {

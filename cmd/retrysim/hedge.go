@@ -91,11 +91,12 @@ type hedgeResult struct {
 	P50        float64  `json:"p50_ms"`
 	P99        float64  `json:"p99_ms"`
 	P999       float64  `json:"p999_ms"`
-	ExtraLoad  float64  `json:"extra_load_pct"`  // hedges sent, per 100 leaves
-	WastedWork float64  `json:"wasted_work_pct"` // service spent on losers, per 100 of winners'
-	Refused    float64  `json:"refused_pct"`     // hedges the budget refused, per 100 leaves
-	Delay      *float64 `json:"delay_p50_ms"`    // median hedge delay of the requests; nil: never hedged
-	BusyPct    float64  `json:"busy_pct"`        // share of the servers' time spent serving
+	ExtraLoad  float64  `json:"extra_load_pct"`     // hedges sent, per 100 leaves
+	WastedWork float64  `json:"wasted_work_pct"`    // service spent on losers, per 100 of winners'
+	Refused    float64  `json:"refused_pct"`        // hedges the budget refused, per 100 leaves
+	Delay      *float64 `json:"delay_p50_ms"`       // median hedge delay of the requests; nil: never hedged
+	BusyPct    float64  `json:"busy_pct"`           // share of the servers' time spent serving
+	Pause      *float64 `json:"pause_ms,omitempty"` // the pause length, in a -sweep-pause run only
 }
 
 // runHedge simulates every load and strategy of cfg, each on its own
@@ -140,8 +141,9 @@ func hedgeOne(cfg *hedgeConfig, load float64, st hedgeStrategy) hedgeResult {
 }
 
 // simulateHedge simulates hedging with the delays of sched (nil: never
-// hedge), spending budget if it is not nil and recording the latency of
-// every winning copy in lat if it is not nil.
+// hedge), spending budget if it is not nil and recording in lat, if it is
+// not nil, the latency of every winning copy and the running time of every
+// losing one, as retry.Observe does in Hedge.
 func simulateHedge(cfg *hedgeConfig, load float64, sched retry.Schedule, budget *retry.Budget, lat recorder) hedgeResult {
 	h := newHedgeSim(cfg, load, sched, budget, lat)
 	h.events.push(heapRare, 0, evArrival, 0, 0)

@@ -28,7 +28,8 @@ cancelled: removed if still queued, run to the end if already in service.
   none             never hedge
   fixed            Constant(-delay).Take(1)
   adaptive         lat.Quantile(-quantile).Cap(1s).Take(1), lat a retry.Latency
-                   told the latency of every winning copy
+                   told every copy's latency as Observe tells it: a winner's,
+                   and a loser's running time until it was cancelled
   adaptive+budget  adaptive, with one NewBudget(-budget-ratio, -budget-reserve)
   duplicate        Constant(0).Take(1): two copies of every leaf at once
 
@@ -56,9 +57,15 @@ func runHedgeCmd(args []string, o *output) error {
 	fs.IntVar(&cfg.budgetReserve, "budget-reserve", 100, "reserve of the Budget of adaptive+budget, in hedges: a request asks for its hedges all at once")
 	list := fs.String("strategies", joinStrategies(hedgeStrategies), "comma-separated strategies to compare")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
+	scenario := fs.String("scenario", "", "a named `scenario` whose values replace the defaults of the flags not given: paper, the experiment of \"The Tail at Scale\" (a read of 1000 keys over 100 servers with rare 1 s stalls; see the README)")
+	var sweep durationList
+	fs.Var(&sweep, "sweep-pause", "comma-separated pause `lengths`: simulate every strategy at the one -load for each, and chart against the pause length")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
 	out := fs.String("out", "", "write the chart to this .svg or .png file and print its absolute path; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
 	if err := parseFlags(fs, args, o, hedgeSummary); err != nil {
+		return err
+	}
+	if err := applyScenario(fs, *scenario); err != nil {
 		return err
 	}
 	cfg.loads = loads
@@ -69,11 +76,24 @@ func runHedgeCmd(args []string, o *output) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
+	if len(sweep) > 0 {
+		if err := validateSweep(&cfg, sweep); err != nil {
+			return err
+		}
+	}
 	path, err := imagePath(*out)
 	if err != nil {
 		return err
 	}
 
+	if len(sweep) > 0 {
+		bar := newProgress(o, "hedge", len(sweep)*len(cfg.strategies))
+		results := runHedgeSweep(cfg, sweep, bar.add)
+		bar.finish()
+		return report(o, path, *asJSON, results,
+			func(path string) error { return hedgeSweepImage(path, &cfg, sweep, results) },
+			func() { printHedgeSweep(o.stdout, &cfg, sweep, results) })
+	}
 	bar := newProgress(o, "hedge", len(cfg.loads)*len(cfg.strategies))
 	results := runHedge(cfg, bar.add)
 	bar.finish()

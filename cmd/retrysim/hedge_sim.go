@@ -35,7 +35,7 @@ type hedgeSim struct {
 
 	sched  retry.Schedule // the hedge delays; nil: never hedge
 	budget *retry.Budget
-	lat    recorder // told the duration of every winning copy; nil: none
+	lat    recorder // told the duration of every copy as Observe tells it: see answer; nil: none
 
 	servers    []hedgeServer
 	perm       []int32 // the servers, in the order of the last shuffle
@@ -275,7 +275,15 @@ func (h *hedgeSim) answer(c int32) {
 		h.settle(false)
 	}
 	for _, o := range l.copies {
-		if o >= 0 && o != c && h.copies[o].state <= copyServing {
+		if o < 0 || o == c {
+			continue
+		}
+		if h.lat != nil {
+			// The loser, cancelled now, as retry.Observe records it in
+			// Hedge: the time it ran, a lower bound of its latency.
+			h.lat.Record(h.now - h.copies[o].sent)
+		}
+		if h.copies[o].state <= copyServing {
 			h.events.push(laneNet, h.now+h.cfg.net, evCancel, o, h.copies[o].gen)
 		}
 	}

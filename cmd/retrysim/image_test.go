@@ -26,6 +26,7 @@ func TestImages(t *testing.T) {
 		{"occ.svg", []string{"occ", "-clients", "5,10", "-trials", "3"}},
 		{"occ.png", []string{"occ", "-clients", "5,10", "-trials", "3"}},
 		{"hedge.svg", []string{"hedge", "-requests", "200", "-fanout", "5", "-servers", "5", "-load", "0.2,0.4"}},
+		{"hedge_sweep.svg", []string{"hedge", "-requests", "200", "-fanout", "5", "-servers", "5", "-pause-every", "1s", "-strategies", "none,fixed,adaptive", "-sweep-pause", "10ms,100ms"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

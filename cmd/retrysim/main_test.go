@@ -97,6 +97,8 @@ func TestGoldenJSON(t *testing.T) {
 		{"amplify", "amplify.json", []string{"amplify", "-json"}, &amplifyResult{}},
 		{"amplify budget", "amplify_4x2.json", []string{"amplify", "-json", "-depth", "2", "-attempts", "4", "-requests", "100", "-budget-reserve", "3"}, &amplifyResult{}},
 		{"hedge", "hedge.json", []string{"hedge", "-json", "-requests", "1000", "-fanout", "10", "-servers", "10", "-pause-every", "1s", "-load", "0.2,0.5"}, &[]hedgeResult{}},
+		{"hedge paper", "hedge_paper.json", []string{"hedge", "-json", "-scenario", "paper", "-requests", "200", "-pause-every", "10m"}, &[]hedgeResult{}},
+		{"hedge sweep", "hedge_sweep.json", []string{"hedge", "-json", "-scenario", "paper", "-requests", "200", "-pause-every", "10m", "-strategies", "none,adaptive", "-sweep-pause", "100ms,1s"}, &[]hedgeResult{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
