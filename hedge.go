@@ -131,15 +131,19 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	release := releaseOf[T](opts)
 	cfg := newConfig(opts)
 	mustNoValue("Hedge", &cfg)
+	reports := hedgeReports(opts)
 	if ctx.Err() != nil {
 		var zero T
 		err := doneBefore(ctx)
 		if cfg.hasDone {
 			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
 		}
+		if reports {
+			cfg.report(opts, time.Time{}, 0, err, context.Cause(ctx), HedgeResult{})
+		}
 		return zero, err
 	}
-	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: cfg, wake: make(chan struct{}, 1)}
+	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: cfg, wake: make(chan struct{}, 1), reports: reports}
 	if h.cfg.hasIf || h.cfg.hasHooks {
 		h.keep(opts)
 	}
@@ -151,6 +155,8 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	h.actx, h.cancel = context.WithCancelCause(ctx)
 	if start := h.cfg.begin(); h.cfg.hasHooks || h.cfg.hasDone {
 		h.rare().start = start
+	} else if reports {
+		h.rare().start = h.cfg.now()
 	}
 	defer h.finish()
 	h.runFn = h.run
@@ -169,6 +175,9 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	}
 	if h.cfg.hasDone {
 		h.cfg.done(opts, h.x.start, h.calls, h.err, h.x.reason)
+	}
+	if reports {
+		h.cfg.report(opts, h.x.start, h.calls, h.err, h.x.reason, HedgeResult{Winner: int(h.winner), Failed: int(h.failed)})
 	}
 	return h.v, h.err
 }
@@ -264,6 +273,11 @@ type hedge[T any] struct {
 	stopped     bool // a failure asked for no retry (a negative pushback): no attempt starts any more
 	done        bool // v and err are the result
 
+	// For OnHedgeDone (hedge_result.go), read and written by Hedge's goroutine only.
+	reports bool  // some option is an OnHedgeDone
+	winner  int32 // the number of the attempt whose success was handled
+	failed  int32 // failures handled
+
 	// Guarded by mu, except that Hedge's goroutine, their only writer once
 	// the call is over, reads over, calls and pending from then on
 	// without it: no attempt changes them any more.
@@ -300,8 +314,9 @@ func (h *hedge[T]) rare() *hedgeRare[T] {
 type outcome[T any] struct {
 	v     T
 	err   error
-	own   bool // it failed after its own AttemptTimeout expired
-	ended int8 // 0: it returned; endPanic or endGoexit: fn panicked or called runtime.Goexit
+	own   bool  // it failed after its own AttemptTimeout expired
+	ended int8  // 0: it returned; endPanic or endGoexit: fn panicked or called runtime.Goexit
+	n     int32 // the attempt's 1-based number, in the order the goroutines took them
 	panic any
 }
 
@@ -347,7 +362,8 @@ func (h *hedge[T]) run() {
 // attempt runs one attempt: it calls fn, unless Hedge has decided or its
 // context is done, and delivers what fn did.
 func (h *hedge[T]) attempt() {
-	hedged := h.taken.Add(1) > 1 // every attempt after the first is a hedge
+	n := h.taken.Add(1)
+	hedged := n > 1 // every attempt after the first is a hedge
 	h.mu.Lock()
 	skip := h.over || h.actx.Err() != nil
 	if !skip {
@@ -371,7 +387,7 @@ func (h *hedge[T]) attempt() {
 	if h.cfg.latency != nil {
 		start = h.cfg.now()
 	}
-	var o outcome[T]
+	o := outcome[T]{n: n}
 	returned := false
 	defer func() {
 		if returned {
@@ -493,9 +509,11 @@ func (h *hedge[T]) handle(o outcome[T]) (time.Duration, error) {
 		h.end(ErrHedgeLost)
 		runtime.Goexit()
 	case o.err == nil:
+		h.winner = o.n
 		h.finishWith(o.v, nil, ErrHedgeLost)
 		return 0, nil
 	}
+	h.failed++
 	permanent, pb := markers(o.err)
 	err := unmark(o.err)
 	if permanent || !o.own && !h.retryable(err) {
@@ -835,7 +853,7 @@ func (h *hedge[T]) giveUp(reason error) {
 	if h.ctx.Err() != nil {
 		cause = context.Cause(h.ctx)
 	}
-	if h.cfg.hasDone {
+	if h.cfg.hasDone || h.reports {
 		h.x.reason = reason
 	}
 	calls := h.end(cause)
