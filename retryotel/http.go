@@ -97,10 +97,6 @@ func (a *attempts) RoundTrip(req *http.Request) (*http.Response, error) {
 		span.SetAttributes(attribute.String(AttrErrorType, class))
 		span.SetStatus(codes.Error, class)
 	}
-	if resp != nil && resp.Request != nil && resp.Request.Context() == ctx {
-		// The response must name the request the caller's Transport sent.
-		resp.Request = req
-	}
 	return resp, err
 }
 

@@ -2,6 +2,7 @@ package retryotel
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -32,8 +33,8 @@ type Telemetry struct {
 	classify func(error) string
 	reasons  []reason
 	tracer   trace.Tracer
-	traces   bool // tracer is not the no-op one
-	spans    bool // AttemptSpans: a span per attempt rather than an event per retry
+	traces   bool         // tracer is not the no-op one
+	spans    bool         // AttemptSpans: a span per attempt rather than an event per retry
 	m        *instruments // nil: the meter provider is the no-op one
 	opts     []retry.Option
 	hedge    []retry.Option
@@ -271,8 +272,14 @@ func lastOutcome(o retry.Outcome, r string) string {
 		return outcomeSuccess
 	case reasonNotRetried:
 		return outcomePermanent
-	case reasonCancelled, reasonDeadline:
+	case reasonCancelled:
 		return outcomeCancelled
+	case reasonDeadline:
+		// The deadline passed during the attempt, or the call gave up
+		// before a wait that would have passed it.
+		if errors.Is(lastErr(o), context.DeadlineExceeded) {
+			return outcomeCancelled
+		}
 	}
 	return outcomeRetryable
 }
