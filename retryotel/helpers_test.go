@@ -73,6 +73,10 @@ func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 				for _, p := range d.DataPoints {
 					pts[attrs(p.Attributes)] = point{Value: p.Value}
 				}
+			case metricdata.Histogram[int64]:
+				for _, p := range d.DataPoints {
+					pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: float64(p.Sum)}
+				}
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
 					pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: p.Sum}
