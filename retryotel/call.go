@@ -23,6 +23,15 @@ import (
 // a call allocates its hooks (or its attempts' wrapper), along with what
 // the tracer allocates for the events or spans.
 func Retry[T any](ctx context.Context, t *Telemetry, s retry.Schedule, fn func(context.Context) (T, error), opts ...retry.Option) (T, error) {
+	if len(opts) == 0 && !t.tracing(ctx) {
+		return retry.Retry(ctx, s, fn, t.opts...)
+	}
+	return retryTraced(ctx, t, s, fn, opts)
+}
+
+// retryTraced is Retry with options or traces. It is apart from Retry so
+// that the common call does not clear buf.
+func retryTraced[T any](ctx context.Context, t *Telemetry, s retry.Schedule, fn func(context.Context) (T, error), opts []retry.Option) (T, error) {
 	var buf [8]retry.Option
 	if !t.tracing(ctx) {
 		return retry.Retry(ctx, s, fn, t.with(&buf, t.opts, opts)...)
@@ -36,6 +45,14 @@ func Retry[T any](ctx context.Context, t *Telemetry, s retry.Schedule, fn func(c
 
 // Do is Retry for functions that return only an error, as retry.Do is.
 func Do(ctx context.Context, t *Telemetry, s retry.Schedule, fn func(context.Context) error, opts ...retry.Option) error {
+	if len(opts) == 0 && !t.tracing(ctx) {
+		return retry.Do(ctx, s, fn, t.opts...)
+	}
+	return doTraced(ctx, t, s, fn, opts)
+}
+
+// doTraced is retryTraced for Do.
+func doTraced(ctx context.Context, t *Telemetry, s retry.Schedule, fn func(context.Context) error, opts []retry.Option) error {
 	var buf [8]retry.Option
 	if !t.tracing(ctx) {
 		return retry.Do(ctx, s, fn, t.with(&buf, t.opts, opts)...)
@@ -57,6 +74,14 @@ func Do(ctx context.Context, t *Telemetry, s retry.Schedule, fn func(context.Con
 // the caller's, concurrent with the others. What it allocates is as for
 // Retry.
 func Hedge[T any](ctx context.Context, t *Telemetry, s retry.Schedule, fn func(context.Context) (T, error), opts ...retry.Option) (T, error) {
+	if len(opts) == 0 && !t.tracing(ctx) {
+		return retry.Hedge(ctx, s, fn, t.hedge...)
+	}
+	return hedgeTraced(ctx, t, s, fn, opts)
+}
+
+// hedgeTraced is retryTraced for Hedge.
+func hedgeTraced[T any](ctx context.Context, t *Telemetry, s retry.Schedule, fn func(context.Context) (T, error), opts []retry.Option) (T, error) {
 	var buf [8]retry.Option
 	if !t.tracing(ctx) {
 		return retry.Hedge(ctx, s, fn, t.with(&buf, t.hedge, opts)...)
@@ -70,7 +95,7 @@ func Hedge[T any](ctx context.Context, t *Telemetry, s retry.Schedule, fn func(c
 
 // tracing reports whether a call under ctx is traced.
 func (t *Telemetry) tracing(ctx context.Context) bool {
-	if t.spans {
+	if !t.traces || t.spans {
 		return t.traces
 	}
 	return trace.SpanFromContext(ctx).IsRecording()

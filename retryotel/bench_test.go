@@ -1,0 +1,94 @@
+package retryotel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/retryotel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// successCases are one successful call, with retryotel or without, on the
+// no-op providers and on the SDK. "sdk-counter" is the same call plus what
+// one would record by hand with a bare counter and histogram of the SDK:
+// the floor retryotel is held to.
+func successCases(tb testing.TB) []struct {
+	name string
+	call func()
+} {
+	ctx := context.Background()
+	s := retry.Constant(time.Millisecond).Take(3)
+	ok := func(context.Context) error { return nil }
+	noop, err := retryotel.New("db", retryotel.WithMeterProvider(metricnoop.NewMeterProvider()),
+		retryotel.WithTracerProvider(tracenoop.NewTracerProvider()))
+	require.NoError(tb, err)
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	sdk, err := retryotel.New("db", retryotel.WithMeterProvider(mp), retryotel.WithTracerProvider(tracenoop.NewTracerProvider()))
+	require.NoError(tb, err)
+	meter := mp.Meter("bare")
+	calls, err := meter.Int64Counter("calls")
+	require.NoError(tb, err)
+	durations, err := meter.Float64Histogram("durations")
+	require.NoError(tb, err)
+	attempts, err := meter.Int64Counter("attempts")
+	require.NoError(tb, err)
+	set := metric.WithAttributeSet(attribute.NewSet(attribute.String("retry.dependency", "db"), attribute.String("retry.reason", "success")))
+	add, record := []metric.AddOption{set}, []metric.RecordOption{set}
+	noopOpts, sdkOpts := noop.Options(), sdk.Options()
+	return []struct {
+		name string
+		call func()
+	}{
+		{"bare", func() { _ = retry.Do(ctx, s, ok) }},
+		{"noop", func() { _ = retry.Do(ctx, s, ok, noopOpts...) }},
+		{"noop-helper", func() { _ = retryotel.Do(ctx, noop, s, ok) }},
+		{"sdk-counter", func() {
+			start := time.Now()
+			_ = retry.Do(ctx, s, ok)
+			attempts.Add(ctx, 1, add...)
+			calls.Add(ctx, 1, add...)
+			durations.Record(ctx, time.Since(start).Seconds(), record...)
+		}},
+		{"sdk-retryotel", func() { _ = retry.Do(ctx, s, ok, sdkOpts...) }},
+		{"sdk-retryotel-helper", func() { _ = retryotel.Do(ctx, sdk, s, ok) }},
+	}
+}
+
+// BenchmarkSuccess measures a call whose first attempt succeeds.
+func BenchmarkSuccess(b *testing.B) {
+	for _, c := range successCases(b) {
+		b.Run("impl="+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.call()
+			}
+		})
+	}
+}
+
+// TestAllocations pins that retryotel allocates nothing on a successful
+// call: nothing at all with the no-op providers, and nothing beyond what
+// the SDK allocates for a bare counter and histogram.
+func TestAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	got := map[string]float64{}
+	for _, c := range successCases(t) {
+		c.call() // the first call makes the attribute sets
+		got[c.name] = testing.AllocsPerRun(1000, c.call)
+	}
+	assert.Zero(t, got["noop"])
+	assert.Zero(t, got["noop-helper"])
+	assert.LessOrEqual(t, got["sdk-retryotel"], got["sdk-counter"])
+	assert.LessOrEqual(t, got["sdk-retryotel-helper"], got["sdk-counter"])
+	t.Logf("allocations per call: %v", got)
+}
