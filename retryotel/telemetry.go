@@ -32,6 +32,7 @@ type Telemetry struct {
 	dep      attribute.KeyValue
 	classify func(error) string
 	reasons  []reason
+	mp       metric.MeterProvider
 	tracer   trace.Tracer
 	traces   bool         // tracer is not the no-op one
 	spans    bool         // AttemptSpans: a span per attempt rather than an event per retry
@@ -166,6 +167,7 @@ func New(dependency string, opts ...Option) (*Telemetry, error) {
 		dep:      attribute.String(AttrDependency, dependency),
 		classify: s.classify,
 		reasons:  append(s.reasons, knownReasons...),
+		mp:       s.mp,
 		tracer:   s.tp.Tracer(ScopeName),
 		spans:    s.spans,
 	}
@@ -201,6 +203,15 @@ func (t *Telemetry) Options() []retry.Option {
 func (t *Telemetry) HedgeOptions() []retry.Option {
 	return t.hedge[:len(t.hedge):len(t.hedge)]
 }
+
+// MeterProvider returns the meter provider t records to, for
+// instrumentation built on t such as retryotelgrpc's.
+func (t *Telemetry) MeterProvider() metric.MeterProvider { return t.mp }
+
+// ErrorClass returns the error.type that t records for err: "" for nil,
+// and otherwise what WithErrorClass's function (or DefaultErrorClass)
+// returns, "_OTHER" if that is empty.
+func (t *Telemetry) ErrorClass(err error) string { return t.class(err) }
 
 // seconds is d in seconds, the unit of every duration retryotel records.
 func seconds(d time.Duration) float64 { return d.Seconds() }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/retryotel"
 	"github.com/seed-b8c8f69d/retry/retryhttp"
+	"github.com/seed-b8c8f69d/retry/retryotel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
