@@ -69,7 +69,6 @@ const (
 	reasonBudget      = "budget_exhausted"
 	reasonDeadline    = "deadline"
 	reasonCancelled   = "cancelled"
-	reasonUnknown     = "other"
 	reasonThrottled   = "throttled"
 	reasonCircuitOpen = "open"
 )

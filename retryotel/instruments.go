@@ -57,7 +57,6 @@ type instruments struct {
 	hedges    metric.Int64Counter
 	wins      metric.Int64Counter
 	budget    metric.Float64ObservableGauge
-	reg       metric.Registration
 
 	dep attribute.KeyValue
 

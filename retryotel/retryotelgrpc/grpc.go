@@ -21,21 +21,20 @@ import (
 // The instruments' names, units and attributes, as gRFC A66 and A96 define
 // them.
 const (
-	MetricAttemptStarted     = "grpc.client.attempt.started"  // Counter, {attempt}: grpc.method, grpc.target
-	MetricAttemptDuration    = "grpc.client.attempt.duration" // Histogram, s: grpc.method, grpc.target, grpc.status
-	MetricCallDuration       = "grpc.client.call.duration"    // Histogram, s: grpc.method, grpc.target, grpc.status
-	MetricCallRetries        = "grpc.client.call.retries"     // Histogram, {retry}: grpc.method, grpc.target; 0 is not reported
-	MetricCallHedges         = "grpc.client.call.hedges"      // Histogram, {hedge}: grpc.method, grpc.target; 0 is not reported
-	MetricCallRetryDelay     = "grpc.client.call.retry_delay" // Histogram, s: grpc.method, grpc.target
-	AttrMethod               = "grpc.method"
-	AttrTarget               = "grpc.target"
-	AttrStatus               = "grpc.status"
-	methodOther              = "other"
-	scopeName                = "github.com/seed-b8c8f69d/retry/retryotel/retryotelgrpc"
-	eventRetry, eventHedge   = "retry", "hedge"
-	attrAttempt, attrDelay   = retryotel.AttrAttempt, retryotel.AttrDelay
-	attrErrorType            = retryotel.AttrErrorType
-	defaultMaxMethodsPerConn = 0
+	MetricAttemptStarted   = "grpc.client.attempt.started"  // Counter, {attempt}: grpc.method, grpc.target
+	MetricAttemptDuration  = "grpc.client.attempt.duration" // Histogram, s: grpc.method, grpc.target, grpc.status
+	MetricCallDuration     = "grpc.client.call.duration"    // Histogram, s: grpc.method, grpc.target, grpc.status
+	MetricCallRetries      = "grpc.client.call.retries"     // Histogram, {retry}: grpc.method, grpc.target; 0 is not reported
+	MetricCallHedges       = "grpc.client.call.hedges"      // Histogram, {hedge}: grpc.method, grpc.target; 0 is not reported
+	MetricCallRetryDelay   = "grpc.client.call.retry_delay" // Histogram, s: grpc.method, grpc.target
+	AttrMethod             = "grpc.method"
+	AttrTarget             = "grpc.target"
+	AttrStatus             = "grpc.status"
+	methodOther            = "other"
+	scopeName              = "github.com/seed-b8c8f69d/retry/retryotel/retryotelgrpc"
+	eventRetry, eventHedge = "retry", "hedge"
+	attrAttempt, attrDelay = retryotel.AttrAttempt, retryotel.AttrDelay
+	attrErrorType          = retryotel.AttrErrorType
 )
 
 // A66's latency buckets, in seconds, and A96's count buckets.
@@ -168,7 +167,7 @@ func New(tel *retryotel.Telemetry, opts ...Option) (*Interceptors, error) {
 // error.type).
 func (in *Interceptors) UnaryClientInterceptor(s retry.Schedule, opts ...retrygrpc.Option) grpc.UnaryClientInterceptor {
 	opts = append(opts[:len(opts):len(opts)], retrygrpc.With(in.tel.Options()...))
-	return in.wrap(retrygrpc.UnaryClientInterceptor(s, opts...), false, opts)
+	return in.wrap(retrygrpc.UnaryClientInterceptor(s, opts...), false)
 }
 
 // HedgeUnaryClientInterceptor is UnaryClientInterceptor for
@@ -177,7 +176,7 @@ func (in *Interceptors) UnaryClientInterceptor(s retry.Schedule, opts ...retrygr
 // and a "hedge" event as each hedge starts.
 func (in *Interceptors) HedgeUnaryClientInterceptor(s retry.Schedule, opts ...retrygrpc.Option) grpc.UnaryClientInterceptor {
 	opts = append(opts[:len(opts):len(opts)], retrygrpc.With(in.tel.HedgeOptions()...))
-	return in.wrap(retrygrpc.HedgeUnaryClientInterceptor(s, opts...), true, opts)
+	return in.wrap(retrygrpc.HedgeUnaryClientInterceptor(s, opts...), true)
 }
 
 func (in *Interceptors) now() time.Time {
@@ -201,7 +200,7 @@ func (in *Interceptors) method(fullMethod string, callOpts []grpc.CallOption) st
 	return methodOther
 }
 
-func (in *Interceptors) wrap(inner grpc.UnaryClientInterceptor, hedging bool, _ []retrygrpc.Option) grpc.UnaryClientInterceptor {
+func (in *Interceptors) wrap(inner grpc.UnaryClientInterceptor, hedging bool) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		c := &call{in: in, hedging: hedging, invoker: invoker, span: trace.SpanFromContext(ctx)}
 		c.traced = c.span.IsRecording()

@@ -127,7 +127,7 @@ func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 func attrs(s attribute.Set) string {
 	var parts []string
 	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
@@ -138,7 +138,7 @@ func events(s sdktrace.ReadOnlySpan) []string {
 	for _, e := range s.Events() {
 		var parts []string
 		for _, kv := range e.Attributes {
-			parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+			parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 		}
 		sort.Strings(parts)
 		out = append(out, e.Name+" "+strings.Join(parts, " "))
