@@ -2,10 +2,12 @@ package retryotel_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/retryhttp"
 	"github.com/seed-b8c8f69d/retry/retryotel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,4 +93,57 @@ func TestAllocations(t *testing.T) {
 	assert.LessOrEqual(t, got["sdk-retryotel"], got["sdk-counter"])
 	assert.LessOrEqual(t, got["sdk-retryotel-helper"], got["sdk-counter"])
 	t.Logf("allocations per call: %v", got)
+}
+
+// okTransport answers every request with the same 200 response.
+type okTransport struct{ resp *http.Response }
+
+func (o okTransport) RoundTrip(*http.Request) (*http.Response, error) { return o.resp, nil }
+
+// TestHTTPAllocations pins that a Transport made by retryotel allocates no
+// more on a successful request than the same retryhttp.Transport without
+// it, with the SDK recording and a caller's span that is not recording.
+func TestHTTPAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	r := newRig(t)
+	base := okTransport{&http.Response{StatusCode: 200, Body: http.NoBody}}
+	s := retry.Constant(time.Millisecond).Take(2)
+	req, err := http.NewRequest(http.MethodGet, "http://example.test/", nil)
+	require.NoError(t, err)
+	plain := retryhttp.NewTransport(base, s)
+	traced := r.tel.NewTransport(base, s)
+	run := func(rt http.RoundTripper) func() {
+		return func() {
+			if _, err := rt.RoundTrip(req); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run(traced)()
+	without, with := testing.AllocsPerRun(1000, run(plain)), testing.AllocsPerRun(1000, run(traced))
+	assert.LessOrEqual(t, with, without)
+	t.Logf("allocations per request: %v without retryotel, %v with", without, with)
+}
+
+// BenchmarkHedgeSuccess measures a Hedge whose first attempt wins, without
+// and with HedgeOptions on the SDK.
+func BenchmarkHedgeSuccess(b *testing.B) {
+	r := newRig(b)
+	ctx := context.Background()
+	s := retry.Constant(time.Hour).Take(1)
+	ok := func(context.Context) (int, error) { return 1, nil }
+	opts := r.tel.HedgeOptions()
+	for _, c := range []struct {
+		name string
+		opts []retry.Option
+	}{{"bare", nil}, {"retryotel", opts}} {
+		b.Run("impl="+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = retry.Hedge(ctx, s, ok, c.opts...)
+			}
+		})
+	}
 }

@@ -107,7 +107,7 @@ func ExampleHedge() {
 	// retry.call.duration{retry.dependency=payments retry.reason=success} count=1 sum=0
 	// retry.calls{retry.dependency=payments retry.reason=success} 1
 	// retry.hedge.wins{retry.dependency=payments} 1
-	// retry.hedges{retry.dependency=payments retry.hedge.trigger=failure} 1
+	// retry.hedges{retry.dependency=payments} 1
 }
 
 // A Budget's tokens, as a gauge.

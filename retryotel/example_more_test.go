@@ -106,7 +106,7 @@ func ExampleTelemetry_NewHedgingTransport() {
 	// retry.call.duration{retry.dependency=payments retry.reason=success} count=1 sum=0
 	// retry.calls{retry.dependency=payments retry.reason=success} 1
 	// retry.hedge.wins{retry.dependency=payments} 1
-	// retry.hedges{retry.dependency=payments retry.hedge.trigger=failure} 1
+	// retry.hedges{retry.dependency=payments} 1
 }
 
 // WithReason names the reason of a layer of your own: here the cause of a

@@ -31,7 +31,7 @@ type rig struct {
 	tp     *sdktrace.TracerProvider
 }
 
-func newRig(t *testing.T, opts ...retryotel.Option) *rig {
+func newRig(t testing.TB, opts ...retryotel.Option) *rig {
 	t.Helper()
 	r := &rig{reader: sdkmetric.NewManualReader(), spans: tracetest.NewSpanRecorder()}
 	r.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader))

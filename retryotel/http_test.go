@@ -95,7 +95,7 @@ func TestHTTPHedging(t *testing.T) {
 	caller.End()
 	require.Equal(t, int32(2), n.Load())
 	m := r.metrics(t)
-	assert.Equal(t, map[string]point{"retry.dependency=db,retry.hedge.trigger=failure": {Value: 1}}, m[retryotel.MetricHedges])
+	assert.Equal(t, map[string]point{"retry.dependency=db": {Value: 1}}, m[retryotel.MetricHedges])
 	assert.Equal(t, map[string]point{"retry.dependency=db": {Value: 1}}, m[retryotel.MetricHedgeWins])
 	assert.Equal(t, map[string]point{
 		"retry.attempt.outcome=retryable,retry.dependency=db": {Value: 1},

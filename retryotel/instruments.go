@@ -50,13 +50,13 @@ var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 // instruments are a Telemetry's metrics, and the attribute sets it has
 // recorded, kept so that recording allocates nothing after the first time.
 type instruments struct {
-	attempts  metric.Int64Counter
-	calls     metric.Int64Counter
-	waits     metric.Float64Histogram
-	durations metric.Float64Histogram
-	hedges    metric.Int64Counter
-	wins      metric.Int64Counter
-	budget    metric.Float64ObservableGauge
+	attempts   metric.Int64Counter
+	calls      metric.Int64Counter
+	waits      metric.Float64Histogram
+	durations  metric.Float64Histogram
+	hedgeCount metric.Int64Counter
+	wins       metric.Int64Counter
+	budget     metric.Float64ObservableGauge
 
 	dep attribute.KeyValue
 
@@ -109,7 +109,7 @@ func newInstruments(m metric.Meter, dep attribute.KeyValue, budget *retry.Budget
 		metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
 		return nil, err
 	}
-	if in.hedges, err = m.Int64Counter(MetricHedges, metric.WithUnit("{hedge}"),
+	if in.hedgeCount, err = m.Int64Counter(MetricHedges, metric.WithUnit("{hedge}"),
 		metric.WithDescription("Hedges started: attempts of a hedged call after the first.")); err != nil {
 		return nil, err
 	}
@@ -168,8 +168,6 @@ func (in *instruments) make(k setKey) *measure {
 		kvs = append(kvs, attribute.String(AttrOutcome, k.value))
 	case kindCall:
 		kvs = append(kvs, attribute.String(AttrReason, k.value))
-	case kindHedge:
-		kvs = append(kvs, attribute.String(AttrHedgeTrigger, k.value))
 	}
 	if k.class != "" {
 		kvs = append(kvs, attribute.String(AttrErrorType, k.class))
@@ -197,12 +195,10 @@ func (in *instruments) call(reason, class string, s float64) {
 	in.durations.Record(ctxOf(), s, in.measure(setKey{kindCall, reason, ""}).record...)
 }
 
-func (in *instruments) hedge(failure bool) {
-	trigger := "delay"
-	if failure {
-		trigger = "failure"
+func (in *instruments) hedges(n int) {
+	if n > 0 {
+		in.hedgeCount.Add(ctxOf(), int64(n), in.measure(setKey{kindHedge, "", ""}).add...)
 	}
-	in.hedges.Add(ctxOf(), 1, in.measure(setKey{kindHedge, trigger, ""}).add...)
 }
 
 func (in *instruments) hedgeWon() {

@@ -133,7 +133,7 @@ func TestHedgeMetrics(t *testing.T) {
 		_, err := retry.Hedge(context.Background(), retry.Constant(time.Second).Take(3), fn, append(r.tel.HedgeOptions(), fakeClock())...)
 		require.NoError(t, err)
 		m := r.metrics(t)
-		assert.Equal(t, map[string]point{"retry.dependency=db,retry.hedge.trigger=failure": {Value: 1}}, m[retryotel.MetricHedges])
+		assert.Equal(t, map[string]point{"retry.dependency=db": {Value: 1}}, m[retryotel.MetricHedges])
 		assert.Equal(t, map[string]point{"retry.dependency=db": {Value: 1}}, m[retryotel.MetricHedgeWins])
 		assert.Equal(t, map[string]point{
 			"retry.attempt.outcome=retryable,retry.dependency=db": {Value: 1},
@@ -158,7 +158,7 @@ func TestHedgeMetrics(t *testing.T) {
 			require.NoError(t, err)
 			synctest.Wait()
 			m := r.metrics(t)
-			assert.Equal(t, map[string]point{"retry.dependency=db,retry.hedge.trigger=delay": {Value: 1}}, m[retryotel.MetricHedges])
+			assert.Equal(t, map[string]point{"retry.dependency=db": {Value: 1}}, m[retryotel.MetricHedges])
 			assert.Equal(t, map[string]point{"retry.dependency=db": {Value: 1}}, m[retryotel.MetricHedgeWins])
 			assert.Equal(t, map[string]point{
 				"retry.attempt.outcome=cancelled,retry.dependency=db": {Value: 1},
@@ -195,7 +195,7 @@ func TestHedgeMetrics(t *testing.T) {
 			"error.type=flaky,retry.dependency=db,retry.reason=exhausted":     {Value: 1},
 			"error.type=timeout,retry.dependency=db,retry.reason=not_retried": {Value: 1},
 		}, m[retryotel.MetricCalls])
-		assert.Equal(t, map[string]point{"retry.dependency=db,retry.hedge.trigger=failure": {Value: 2}}, m[retryotel.MetricHedges])
+		assert.Equal(t, map[string]point{"retry.dependency=db": {Value: 2}}, m[retryotel.MetricHedges])
 	})
 }
 

@@ -180,7 +180,7 @@ func New(dependency string, opts ...Option) (*Telemetry, error) {
 		}
 		t.m = m
 		t.opts = []retry.Option{retry.OnRetry(t.onRetry), retry.OnDone(t.onDone)}
-		t.hedge = []retry.Option{retry.OnRetry(t.onHedge), retry.OnHedgeDone(t.onHedgeDone)}
+		t.hedge = []retry.Option{retry.OnHedgeDone(t.onHedgeDone)}
 	}
 	return t, nil
 }
@@ -236,15 +236,13 @@ func (t *Telemetry) onDone(o retry.Outcome) {
 	t.m.call(r, class, seconds(o.Elapsed))
 }
 
-// onHedge counts a hedge: an attempt of Hedge after the first.
-func (t *Telemetry) onHedge(a retry.Attempt) {
-	t.m.hedge(a.Err != nil)
-}
-
 // onHedgeDone counts a Hedge call, its attempts and the hedge that won.
 func (t *Telemetry) onHedgeDone(o retry.Outcome, h retry.HedgeResult) {
 	r := t.reasonOf(o)
 	class := t.class(lastErr(o))
+	// Every call of fn after the first was a hedge. Counting them here
+	// rather than in an OnRetry hook saves Hedge a copy of its options.
+	t.m.hedges(o.Attempts - 1)
 	won := 0
 	if h.Winner > 0 {
 		won = 1

@@ -225,7 +225,7 @@ func TestHedge(t *testing.T) {
 	assert.Equal(t, map[string]point{base: {Count: 1, Sum: 1}}, m[retryotelgrpc.MetricCallHedges])
 	assert.NotContains(t, m, retryotelgrpc.MetricCallRetries)
 	assert.Equal(t, map[string]point{"retry.dependency=health": {Value: 1}}, m[retryotel.MetricHedgeWins])
-	assert.Equal(t, map[string]point{"retry.dependency=health,retry.hedge.trigger=failure": {Value: 1}}, m[retryotel.MetricHedges])
+	assert.Equal(t, map[string]point{"retry.dependency=health": {Value: 1}}, m[retryotel.MetricHedges])
 	assert.Equal(t, []string{"hedge retry.attempt=2"}, events(r.spans.Ended()[0]))
 }
 
