@@ -276,3 +276,37 @@ func TestAttemptSpans(t *testing.T) {
 func sdkSpan(ctx context.Context) sdktrace.ReadOnlySpan {
 	return traceSpan(ctx).(sdktrace.ReadOnlySpan)
 }
+
+func TestHedgeAttemptSpans(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, retryotel.AttemptSpans())
+		ctx, caller := r.tp.Tracer("test").Start(context.Background(), "caller")
+		first := make(chan struct{}, 1)
+		first <- struct{}{}
+		_, err := retryotel.Hedge(ctx, r.tel, retry.Constant(10*time.Millisecond).Take(1), func(ctx context.Context) (int, error) {
+			select {
+			case <-first:
+				<-ctx.Done() // the first attempt hangs until it loses
+				return 0, context.Cause(ctx)
+			default:
+				return 2, nil
+			}
+		})
+		require.NoError(t, err)
+		synctest.Wait() // the loser ends its span
+		caller.End()
+		ended := r.spans.Ended()
+		require.Len(t, ended, 3)
+		got := map[string]codes.Code{}
+		for _, s := range ended[:2] {
+			assert.Equal(t, "retry.attempt", s.Name())
+			assert.Equal(t, caller.SpanContext().SpanID(), s.Parent().SpanID())
+			got[spanAttrs(s)] = s.Status().Code
+		}
+		assert.Equal(t, map[string]codes.Code{
+			"retry.attempt=2,retry.dependency=db":                    codes.Unset,
+			"error.type=canceled,retry.attempt=1,retry.dependency=db": codes.Error,
+		}, got)
+		assert.Equal(t, "caller", ended[2].Name())
+	})
+}
