@@ -60,6 +60,10 @@ type instruments struct {
 
 	dep attribute.KeyValue
 
+	// The sets of a success, made by newInstruments, so that the common
+	// call looks nothing up.
+	okAttempt, okCall *measure
+
 	mu      sync.RWMutex
 	sets    map[setKey]*measure // guarded by mu
 	classes int                 // distinct error classes in sets, guarded by mu
@@ -117,6 +121,8 @@ func newInstruments(m metric.Meter, dep attribute.KeyValue, budget *retry.Budget
 		metric.WithDescription("Hedged calls won by a hedge rather than by their first attempt.")); err != nil {
 		return nil, err
 	}
+	in.okAttempt = in.make(setKey{kindAttempt, outcomeSuccess, ""})
+	in.okCall = in.make(setKey{kindCall, reasonSuccess, ""})
 	if budget != nil {
 		set := metric.WithAttributeSet(attribute.NewSet(dep))
 		if in.budget, err = m.Float64ObservableGauge(MetricBudgetTokens, metric.WithUnit("{token}"),
@@ -181,9 +187,14 @@ func (in *instruments) make(k setKey) *measure {
 func (in *instruments) attempt(outcome, class string) { in.attemptN(outcome, class, 1) }
 
 func (in *instruments) attemptN(outcome, class string, n int) {
-	if n > 0 {
-		in.attempts.Add(ctxOf(), int64(n), in.measure(setKey{kindAttempt, outcome, class}).add...)
+	if n <= 0 {
+		return
 	}
+	m := in.okAttempt
+	if outcome != outcomeSuccess || class != "" {
+		m = in.measure(setKey{kindAttempt, outcome, class})
+	}
+	in.attempts.Add(ctxOf(), int64(n), m.add...)
 }
 
 func (in *instruments) wait(class string, s float64) {
@@ -191,6 +202,11 @@ func (in *instruments) wait(class string, s float64) {
 }
 
 func (in *instruments) call(reason, class string, s float64) {
+	if reason == reasonSuccess && class == "" {
+		in.calls.Add(ctxOf(), 1, in.okCall.add...)
+		in.durations.Record(ctxOf(), s, in.okCall.record...)
+		return
+	}
 	in.calls.Add(ctxOf(), 1, in.measure(setKey{kindCall, reason, class}).add...)
 	in.durations.Record(ctxOf(), s, in.measure(setKey{kindCall, reason, ""}).record...)
 }
