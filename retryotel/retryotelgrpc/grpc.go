@@ -62,6 +62,15 @@ func statusName(c codes.Code) string {
 	return "UNKNOWN"
 }
 
+// codeOf is the status code of err, the code of a context's error for one
+// that has no status.
+func codeOf(err error) codes.Code {
+	if _, ok := status.FromError(err); !ok {
+		return status.FromContextError(err).Code()
+	}
+	return status.Code(err)
+}
+
 // ErrorClass is an error.type for retryotel.WithErrorClass that names a
 // gRPC status error by its code, as grpc.status does ("UNAVAILABLE"), and
 // any other error as retryotel.DefaultErrorClass does.
@@ -202,27 +211,42 @@ func (in *Interceptors) method(fullMethod string, callOpts []grpc.CallOption) st
 
 func (in *Interceptors) wrap(inner grpc.UnaryClientInterceptor, hedging bool) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
-		c := &call{in: in, hedging: hedging, invoker: invoker, span: trace.SpanFromContext(ctx)}
-		c.traced = c.span.IsRecording()
-		base := []attribute.KeyValue{attribute.String(AttrMethod, in.method(method, callOpts)), attribute.String(AttrTarget, cc.CanonicalTarget())}
-		c.base = metric.WithAttributeSet(attribute.NewSet(base...))
-		c.baseKVs = base
+		c := in.newCall(ctx, method, cc, callOpts, hedging)
 		start := in.now()
-		err := inner(ctx, method, req, reply, cc, c.invoke, callOpts...)
-		end := in.now()
-		in.callLength.Record(ctx, end.Sub(start).Seconds(), c.withStatus(err))
-		c.mu.Lock()
-		n, delay := c.attempts, c.delay
-		c.mu.Unlock()
-		if n > 1 {
-			if hedging {
-				in.hedges.Record(ctx, int64(n-1), c.base)
-			} else {
-				in.retries.Record(ctx, int64(n-1), c.base)
-			}
-			in.delay.Record(ctx, delay.Seconds(), c.base)
-		}
+		err := inner(ctx, method, req, reply, cc, func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, callOpts ...grpc.CallOption) error {
+			start := c.begin(ctx)
+			err := invoker(ctx, method, req, reply, cc, callOpts...)
+			c.endAt(ctx, start, err)
+			return err
+		}, callOpts...)
+		in.finish(ctx, c, start, err)
 		return err
+	}
+}
+
+// newCall returns the state of a call of method on cc.
+func (in *Interceptors) newCall(ctx context.Context, method string, cc *grpc.ClientConn, callOpts []grpc.CallOption, hedging bool) *call {
+	c := &call{in: in, hedging: hedging, span: trace.SpanFromContext(ctx)}
+	c.traced = c.span.IsRecording()
+	c.baseKVs = []attribute.KeyValue{attribute.String(AttrMethod, in.method(method, callOpts)), attribute.String(AttrTarget, cc.CanonicalTarget())}
+	c.base = metric.WithAttributeSet(attribute.NewSet(c.baseKVs...))
+	return c
+}
+
+// finish records the end of call c, which started at start and ended with
+// err.
+func (in *Interceptors) finish(ctx context.Context, c *call, start time.Time, err error) {
+	in.callLength.Record(ctx, in.now().Sub(start).Seconds(), c.withStatus(err))
+	c.mu.Lock()
+	n, delay := c.attempts, c.delay
+	c.mu.Unlock()
+	if n > 1 {
+		if c.hedging {
+			in.hedges.Record(ctx, int64(n-1), c.base)
+		} else {
+			in.retries.Record(ctx, int64(n-1), c.base)
+		}
+		in.delay.Record(ctx, delay.Seconds(), c.base)
 	}
 }
 
@@ -231,7 +255,6 @@ func (in *Interceptors) wrap(inner grpc.UnaryClientInterceptor, hedging bool) gr
 type call struct {
 	in      *Interceptors
 	hedging bool
-	invoker grpc.UnaryInvoker
 	span    trace.Span
 	traced  bool
 	base    metric.MeasurementOption
@@ -246,12 +269,12 @@ type call struct {
 }
 
 func (c *call) withStatus(err error) metric.MeasurementOption {
-	kvs := append(c.baseKVs[:len(c.baseKVs):len(c.baseKVs)], attribute.String(AttrStatus, statusName(status.Code(err))))
+	kvs := append(c.baseKVs[:len(c.baseKVs):len(c.baseKVs)], attribute.String(AttrStatus, statusName(codeOf(err))))
 	return metric.WithAttributeSet(attribute.NewSet(kvs...))
 }
 
-// invoke makes one attempt, as the invoker of retrygrpc's interceptor.
-func (c *call) invoke(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, callOpts ...grpc.CallOption) error {
+// begin records the start of an attempt and returns when it started.
+func (c *call) begin(ctx context.Context) time.Time {
 	now := c.in.now()
 	c.mu.Lock()
 	c.attempts++
@@ -268,9 +291,13 @@ func (c *call) invoke(ctx context.Context, method string, req, reply any, cc *gr
 	if n > 1 && c.traced {
 		c.event(n, gap, prev)
 	}
-	err := c.invoker(ctx, method, req, reply, cc, callOpts...)
+	return now
+}
+
+// endAt records the end, with err, of an attempt that began at start.
+func (c *call) endAt(ctx context.Context, start time.Time, err error) {
 	end := c.in.now()
-	c.in.attemptLength.Record(ctx, end.Sub(now).Seconds(), c.withStatus(err))
+	c.in.attemptLength.Record(ctx, end.Sub(start).Seconds(), c.withStatus(err))
 	c.mu.Lock()
 	c.active--
 	if c.active == 0 {
@@ -278,7 +305,6 @@ func (c *call) invoke(ctx context.Context, method string, req, reply any, cc *gr
 	}
 	c.lastErr = err
 	c.mu.Unlock()
-	return err
 }
 
 // event adds the event of attempt n to the caller's span.

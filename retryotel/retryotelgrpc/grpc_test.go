@@ -2,6 +2,7 @@ package retryotelgrpc_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"sort"
 	"strings"
@@ -36,6 +37,17 @@ type health struct {
 	mu    sync.Mutex
 	calls int
 	fails int
+}
+
+func (h *health) Watch(_ *healthpb.HealthCheckRequest, stream grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
+	h.mu.Lock()
+	h.calls++
+	fail := h.calls <= h.fails
+	h.mu.Unlock()
+	if fail {
+		return status.Error(codes.Unavailable, "try again")
+	}
+	return stream.Send(&healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING})
 }
 
 func (h *health) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
@@ -263,4 +275,55 @@ func TestWithOtelgrpc(t *testing.T) {
 	}
 	assert.Equal(t, 3, attemptSpans, "otelgrpc: one span per attempt, retryotelgrpc none")
 	assert.Len(t, r.spans.Ended(), 4)
+}
+
+func TestStream(t *testing.T) {
+	r := newRig(t, 2)
+	cc := r.dial(t, grpc.WithStreamInterceptor(r.g.StreamClientInterceptor(retry.Constant(100*time.Millisecond).Take(3),
+		retrygrpc.With(retry.WithClock(r.clock)))))
+	ctx, caller := r.tp.Tracer("test").Start(context.Background(), "caller")
+	stream, err := healthpb.NewHealthClient(cc).Watch(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	resp, err := stream.Recv()
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, resp.GetStatus())
+	_, err = stream.Recv()
+	require.ErrorIs(t, err, io.EOF)
+	caller.End()
+	const watch = "grpc.health.v1.Health/Watch"
+	base := "grpc.method=" + watch + ",grpc.target=" + cc.CanonicalTarget()
+	withStatus := func(s string) string {
+		return "grpc.method=" + watch + ",grpc.status=" + s + ",grpc.target=" + cc.CanonicalTarget()
+	}
+	m := r.metrics(t)
+	assert.Equal(t, map[string]point{base: {Value: 3}}, m[retryotelgrpc.MetricAttemptStarted])
+	assert.Equal(t, map[string]point{
+		withStatus("UNAVAILABLE"): {Count: 2},
+		withStatus("OK"):          {Count: 1},
+	}, m[retryotelgrpc.MetricAttemptDuration])
+	assert.Equal(t, map[string]point{withStatus("OK"): {Count: 1, Sum: 0.2}}, m[retryotelgrpc.MetricCallDuration])
+	assert.Equal(t, map[string]point{base: {Count: 1, Sum: 2}}, m[retryotelgrpc.MetricCallRetries])
+	assert.Equal(t, map[string]point{base: {Count: 1, Sum: 0.2}}, m[retryotelgrpc.MetricCallRetryDelay])
+	assert.Equal(t, []string{
+		"retry error.type=UNAVAILABLE retry.attempt=1 retry.delay=0.1",
+		"retry error.type=UNAVAILABLE retry.attempt=2 retry.delay=0.1",
+	}, events(r.spans.Ended()[0]))
+}
+
+func TestStreamCancelled(t *testing.T) {
+	// A caller that cancels rather than read to the end: the call ends
+	// with its context.
+	r := newRig(t, 0)
+	cc := r.dial(t, grpc.WithStreamInterceptor(r.g.StreamClientInterceptor(retry.Constant(time.Second), retrygrpc.With(retry.WithClock(r.clock)))))
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := healthpb.NewHealthClient(cc).Watch(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	require.NoError(t, err)
+	cancel()
+	withStatus := "grpc.method=grpc.health.v1.Health/Watch,grpc.status=CANCELLED,grpc.target=" + cc.CanonicalTarget()
+	require.Eventually(t, func() bool {
+		return r.metrics(t)[retryotelgrpc.MetricCallDuration][withStatus].Count == 1
+	}, 5*time.Second, time.Millisecond)
+	assert.Equal(t, uint64(1), r.metrics(t)[retryotelgrpc.MetricAttemptDuration][withStatus].Count)
 }
