@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -123,6 +124,9 @@ type Interceptors struct {
 	retries       metric.Int64Histogram
 	hedges        metric.Int64Histogram
 	delay         metric.Float64Histogram
+	sentSize      metric.Int64Histogram
+	rcvdSize      metric.Int64Histogram
+	sized         atomic.Bool // StatsHandler was called
 }
 
 // New returns Interceptors that record on tel's meter provider, and add
@@ -163,6 +167,16 @@ func New(tel *retryotel.Telemetry, opts ...Option) (*Interceptors, error) {
 	if in.delay, err = m.Float64Histogram(MetricCallRetryDelay, metric.WithUnit("s"),
 		metric.WithDescription("Total time of delay while there is no active attempt during the client call."),
 		metric.WithExplicitBucketBoundaries(latencyBuckets...)); err != nil {
+		return nil, err
+	}
+	if in.sentSize, err = m.Int64Histogram(MetricAttemptSentSize, metric.WithUnit("By"),
+		metric.WithDescription("Compressed message bytes sent per client call attempt."),
+		metric.WithExplicitBucketBoundaries(sizeBuckets...)); err != nil {
+		return nil, err
+	}
+	if in.rcvdSize, err = m.Int64Histogram(MetricAttemptRcvdSize, metric.WithUnit("By"),
+		metric.WithDescription("Compressed message bytes received per call attempt."),
+		metric.WithExplicitBucketBoundaries(sizeBuckets...)); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -215,7 +229,7 @@ func (in *Interceptors) wrap(inner grpc.UnaryClientInterceptor, hedging bool) gr
 		start := in.now()
 		err := inner(ctx, method, req, reply, cc, func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, callOpts ...grpc.CallOption) error {
 			start := c.begin(ctx)
-			err := invoker(ctx, method, req, reply, cc, callOpts...)
+			err := invoker(c.tag(ctx), method, req, reply, cc, callOpts...)
 			c.endAt(ctx, start, err)
 			return err
 		}, callOpts...)

@@ -327,3 +327,27 @@ func TestStreamCancelled(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 	assert.Equal(t, uint64(1), r.metrics(t)[retryotelgrpc.MetricAttemptDuration][withStatus].Count)
 }
+
+func TestSizes(t *testing.T) {
+	r := newRig(t, 2)
+	cc := r.dial(t, grpc.WithStatsHandler(r.g.StatsHandler()),
+		grpc.WithUnaryInterceptor(r.g.UnaryClientInterceptor(retry.Constant(100*time.Millisecond).Take(3), retrygrpc.With(retry.WithClock(r.clock)))))
+	// 4 bytes: the field's tag, its length and "ab"; the response's status
+	// SERVING takes 2.
+	_, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{Service: "ab"})
+	require.NoError(t, err)
+	m := r.metrics(t)
+	assert.Equal(t, map[string]point{
+		st(cc, "UNAVAILABLE"): {Count: 2, Sum: 8},
+		st(cc, "OK"):          {Count: 1, Sum: 4},
+	}, m[retryotelgrpc.MetricAttemptSentSize])
+	assert.Equal(t, map[string]point{
+		st(cc, "UNAVAILABLE"): {Count: 2, Sum: 0},
+		st(cc, "OK"):          {Count: 1, Sum: 2},
+	}, m[retryotelgrpc.MetricAttemptRcvdSize])
+	// An RPC made without the interceptors is not recorded.
+	plain := r.dial(t, grpc.WithStatsHandler(r.g.StatsHandler()))
+	_, err = healthpb.NewHealthClient(plain).Check(context.Background(), &healthpb.HealthCheckRequest{Service: "ab"})
+	require.NoError(t, err)
+	assert.Equal(t, m[retryotelgrpc.MetricAttemptSentSize], r.metrics(t)[retryotelgrpc.MetricAttemptSentSize])
+}

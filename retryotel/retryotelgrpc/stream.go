@@ -54,7 +54,7 @@ type streamCall struct {
 func (sc *streamCall) attempt(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 	sc.endAttempt(errSuperseded)
 	start := sc.begin(ctx)
-	s, err := sc.streamer(ctx, desc, cc, method, callOpts...)
+	s, err := sc.streamer(sc.tag(ctx), desc, cc, method, callOpts...)
 	a := &attemptStream{ClientStream: s, sc: sc, ctx: ctx, start: start}
 	if err != nil {
 		a.end(err)
