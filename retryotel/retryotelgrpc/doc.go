@@ -10,6 +10,8 @@
 //	conn, err := grpc.NewClient(target,
 //		grpc.WithDisableRetry(),
 //		grpc.WithChainUnaryInterceptor(g.UnaryClientInterceptor(policy)),
+//		grpc.WithChainStreamInterceptor(g.StreamClientInterceptor(policy)),
+//		grpc.WithStatsHandler(g.StatsHandler()), // message sizes
 //		grpc.WithTransportCredentials(creds))
 //
 // Stacking: otelgrpc's stats handler (or grpc-go's own OpenTelemetry
