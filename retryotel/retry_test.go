@@ -304,7 +304,7 @@ func TestHedgeAttemptSpans(t *testing.T) {
 			got[spanAttrs(s)] = s.Status().Code
 		}
 		assert.Equal(t, map[string]codes.Code{
-			"retry.attempt=2,retry.dependency=db":                    codes.Unset,
+			"retry.attempt=2,retry.dependency=db":                     codes.Unset,
 			"error.type=canceled,retry.attempt=1,retry.dependency=db": codes.Error,
 		}, got)
 		assert.Equal(t, "caller", ended[2].Name())
