@@ -192,7 +192,9 @@ func New(dependency string, opts ...Option) (*Telemetry, error) {
 // The slice is t's own, shared by every call: append it to a slice of
 // your own rather than append to it. Empty with the no-op meter provider.
 //
-// Recording allocates nothing, beyond what the meter provider allocates.
+// Recording a successful call allocates nothing beyond what the meter
+// provider allocates. A failed attempt may allocate: DefaultErrorClass
+// does, and so does the first measurement of each attribute set.
 func (t *Telemetry) Options() []retry.Option {
 	return t.opts[:len(t.opts):len(t.opts)]
 }
