@@ -81,8 +81,9 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // after its own timeout counts as a retryable failure), MaxPushback,
 // Observe (records every attempt that returns before Hedge or the caller
 // cancelled it), OnDone (Attempts counts the calls of fn, as the *Error's
-// does) and Discard. Hedge ignores MaxElapsed and MaxRetriesIf: its
-// schedule alone bounds its attempts (bound its time with ctx's deadline).
+// does), OnHedgeDone (OnDone's Outcome, with the attempt that won and the
+// failures handled) and Discard. Hedge ignores MaxElapsed and MaxRetriesIf:
+// its schedule alone bounds its attempts (bound its time with ctx's deadline).
 //
 // Every attempt runs on a goroutine of its own, never on the caller's, so
 // Hedge returns as soon as an attempt wins even while another ignores its
