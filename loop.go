@@ -11,10 +11,16 @@ import (
 // started at start, whose first attempt failed with err (own: after its own
 // AttemptTimeout) or returned a value v that IfValue rejected (err is then
 // nil), through the general path: the schedule is ranged with the yield
-// function of a loop. Exactly one of fn and fnErr is set.
-func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
+// function of a loop. Exactly one of fn and fnErr is set. p, if not nil,
+// is the first attempt's pass (see gate): general takes it over, leaving
+// *p empty.
+func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool, p *pass) (T, error) {
 	l := &loop[T]{v: v, fn: fn, fnErr: fnErr}
 	l.init(ctx, cfg, opts, start)
+	if l.g = (gate{t: cfg.throttle, b: cfg.breaker}); l.g.on() {
+		l.p, *p = *p, pass{}
+		defer l.g.abort(&l.p)
+	}
 	if cfg.hasValue {
 		l.preds = valuePreds[T](opts)
 	}
@@ -53,12 +59,12 @@ func generalDo(ctx context.Context, s Schedule, fn func(context.Context) error, 
 
 //go:noinline
 func generalRetryAfter[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), v T, err error) (T, error) {
-	return general(ctx, s, fn, nil, &defaultConfig, nil, time.Time{}, v, err, false)
+	return general(ctx, s, fn, nil, &defaultConfig, nil, time.Time{}, v, err, false, nil)
 }
 
 //go:noinline
 func generalDoAfter(ctx context.Context, s Schedule, fn func(context.Context) error, err error) error {
-	_, err = general[struct{}](ctx, s, nil, fn, &defaultConfig, nil, time.Time{}, struct{}{}, err, false)
+	_, err = general[struct{}](ctx, s, nil, fn, &defaultConfig, nil, time.Time{}, struct{}{}, err, false, nil)
 	return err
 }
 
@@ -82,15 +88,31 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 		}
 		return v, err
 	}
+	var p pass
+	g := gate{t: cfg.throttle, b: cfg.breaker}
+	if g.on() {
+		var reason error
+		if p, reason = g.enter(); reason != nil {
+			err := newError(0, nil, reason)
+			if cfg.hasDone {
+				cfg.done(opts, time.Time{}, 0, err, reason)
+			}
+			return v, err
+		}
+		defer g.abort(&p)
+	}
 	start := cfg.begin()
 	v, err, own := attempt(ctx, fn, fnErr, cfg.attempt())
 	if err == nil && !(cfg.hasValue && rejected(opts, v)) {
+		if g.on() {
+			g.leave(&p, accepted)
+		}
 		if cfg.hasDone {
 			cfg.done(opts, start, 1, nil, nil)
 		}
 		return v, nil
 	}
-	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own)
+	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own, &p)
 }
 
 // loop is the state of a Retry or Do call that retries through the general
@@ -112,6 +134,8 @@ type loop[T any] struct {
 	opts   []Option                         // a copy of the call's options, if If or OnRetry need them
 	start  time.Time                        // on the clock, when OnRetry needs Elapsed or MaxElapsed its limit
 	limits []limit                          // MaxRetriesIf's, with this call's counts
+	g      gate                             // WithThrottle's and WithBreaker's
+	p      pass                             // the attempt in flight's, from g
 	preds  []func(T) bool                   // IfValue's; nil without
 	state  atomic.Uint32                    // yieldOpen, yieldStopped or yieldEnded
 	fn     func(context.Context) (T, error) // Retry's
@@ -165,6 +189,9 @@ func (l *loop[T]) exceeded(err error) bool {
 // fail is the runner's fail, then the MaxRetriesIf limits.
 func (l *loop[T]) fail(err error, own bool) (*pushbackError, error, bool) {
 	pb, out, done := l.runner.fail(l.ctx, l.opts, l.cfg.hasIf, err, own)
+	if l.g.on() {
+		l.g.leaveAfter(&l.p, l.ctx, err, done)
+	}
 	if !done && err != nil && l.limits != nil && l.exceeded(l.last) {
 		return nil, l.giveUp(ErrExhausted), true
 	}
@@ -202,6 +229,23 @@ func (l *loop[T]) step(d time.Duration) bool {
 		l.state.Store(yieldStopped)
 		return false
 	}
+	if l.g.b != nil {
+		// The Breaker is asked after the wait, when the retry is due; the
+		// Throttle was asked before (see wait).
+		var left time.Duration
+		var ok bool
+		if l.p.bt, left, ok = l.g.b.admit(nil); !ok {
+			// The retry is not made: its Budget token goes back, and its
+			// request to the Throttle is taken back.
+			if l.cfg.budget != nil {
+				l.cfg.budget.refund()
+			}
+			l.g.abort(&l.p)
+			l.out, l.done = l.giveUp(openError(left)), true
+			l.state.Store(yieldStopped)
+			return false
+		}
+	}
 	var err error
 	var own bool
 	if l.fnErr != nil {
@@ -211,6 +255,9 @@ func (l *loop[T]) step(d time.Duration) bool {
 	}
 	l.n++
 	if err == nil && (l.preds == nil || !rejects(l.preds, l.v)) {
+		if l.g.on() {
+			l.g.leave(&l.p, accepted)
+		}
 		l.out, l.done = nil, true
 	} else {
 		l.pb, l.out, l.done = l.fail(err, own)
@@ -231,10 +278,26 @@ func (l *loop[T]) wait(d time.Duration) (error, bool) {
 	if out == nil && c.maxElapsed > 0 && d > c.maxElapsed-max(now(c.clock).Sub(l.start), 0) {
 		out = l.giveUp(ErrMaxElapsed)
 	}
+	if out == nil && c.breaker != nil {
+		// A Breaker that will still be open when the wait ends would not
+		// let the retry through: give up now rather than wait in vain.
+		if left, open := c.breaker.blocks(d); open {
+			out = l.giveUp(openError(left))
+		}
+	}
+	if out == nil && c.throttle != nil {
+		// The Throttle decides before the wait, so that a rejected retry
+		// is not waited for; its request counts from now.
+		var ok bool
+		if l.p.tt, ok = c.throttle.admit(nil); !ok {
+			out = l.giveUp(ErrThrottled)
+		}
+	}
 	if out == nil {
 		out = l.spend(c.budget)
 	}
 	if out != nil {
+		l.g.abort(&l.p) // a request admitted for a retry refused after all
 		return out, true
 	}
 	if c.hasHooks {
