@@ -86,6 +86,8 @@ var knownReasons = []reason{
 	{retry.ErrExhausted, reasonExhausted},
 	{retry.ErrMaxElapsed, reasonMaxElapsed},
 	{retry.ErrBudgetExhausted, reasonBudget},
+	{retry.ErrThrottled, reasonThrottled},
+	{retry.ErrOpen, reasonCircuitOpen},
 	{context.DeadlineExceeded, reasonDeadline},
 	{context.Canceled, reasonCancelled},
 }

@@ -170,3 +170,16 @@ func ExampleDefaultErrorClass() {
 	// canceled
 	// _OTHER
 }
+
+// A Throttle's rejection probability and a Breaker's state, as gauges.
+func ExampleWithThrottle() {
+	th := retry.NewThrottle()
+	br := retry.NewBreaker()
+	_, reader, _, _ := sdk(retryotel.WithThrottle(th), retryotel.WithBreaker(br))
+	printMetrics(reader)
+	// Output:
+	// retry.breaker.state{retry.breaker.state=closed retry.dependency=payments} 1
+	// retry.breaker.state{retry.breaker.state=half_open retry.dependency=payments} 0
+	// retry.breaker.state{retry.breaker.state=open retry.dependency=payments} 0
+	// retry.throttle.probability{retry.dependency=payments} 0
+}

@@ -35,6 +35,10 @@ func printMetrics(reader *sdkmetric.ManualReader) {
 				for _, p := range d.DataPoints {
 					lines = append(lines, fmt.Sprintf("%s{%s} count=%d sum=%d", m.Name, kvs(p.Attributes.ToSlice()), p.Count, p.Sum))
 				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					lines = append(lines, fmt.Sprintf("%s{%s} %d", m.Name, kvs(p.Attributes.ToSlice()), p.Value))
+				}
 			case metricdata.Gauge[float64]:
 				for _, p := range d.DataPoints {
 					lines = append(lines, fmt.Sprintf("%s{%s} %g", m.Name, kvs(p.Attributes.ToSlice()), p.Value))

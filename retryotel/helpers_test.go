@@ -69,6 +69,10 @@ func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 				for _, p := range d.DataPoints {
 					pts[attrs(p.Attributes)] = point{Value: p.Value}
 				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					pts[attrs(p.Attributes)] = point{Value: float64(p.Value)}
+				}
 			case metricdata.Gauge[float64]:
 				for _, p := range d.DataPoints {
 					pts[attrs(p.Attributes)] = point{Value: p.Value}

@@ -18,11 +18,14 @@ const (
 	MetricHedges       = "retry.hedges"
 	MetricHedgeWins    = "retry.hedge.wins"
 	MetricBudgetTokens = "retry.budget.tokens"
+	MetricThrottle     = "retry.throttle.probability"
+	MetricBreakerState = "retry.breaker.state"
 )
 
 // The attributes' keys. error.type is OpenTelemetry's.
 const (
 	AttrDependency   = "retry.dependency"
+	AttrBreakerState = "retry.breaker.state"
 	AttrOutcome      = "retry.attempt.outcome"
 	AttrReason       = "retry.reason"
 	AttrHedgeTrigger = "retry.hedge.trigger"
@@ -56,7 +59,6 @@ type instruments struct {
 	durations  metric.Float64Histogram
 	hedgeCount metric.Int64Counter
 	wins       metric.Int64Counter
-	budget     metric.Float64ObservableGauge
 
 	dep attribute.KeyValue
 
@@ -93,7 +95,7 @@ type measure struct {
 	record []metric.RecordOption
 }
 
-func newInstruments(m metric.Meter, dep attribute.KeyValue, budget *retry.Budget) (*instruments, error) {
+func newInstruments(m metric.Meter, dep attribute.KeyValue, s *settings) (*instruments, error) {
 	in := &instruments{dep: dep, sets: make(map[setKey]*measure), known: make(map[string]bool)}
 	var err error
 	if in.attempts, err = m.Int64Counter(MetricAttempts, metric.WithUnit("{attempt}"),
@@ -123,12 +125,47 @@ func newInstruments(m metric.Meter, dep attribute.KeyValue, budget *retry.Budget
 	}
 	in.okAttempt = in.make(setKey{kindAttempt, outcomeSuccess, ""})
 	in.okCall = in.make(setKey{kindCall, reasonSuccess, ""})
-	if budget != nil {
-		set := metric.WithAttributeSet(attribute.NewSet(dep))
-		if in.budget, err = m.Float64ObservableGauge(MetricBudgetTokens, metric.WithUnit("{token}"),
+	set := metric.WithAttributeSet(attribute.NewSet(dep))
+	if b := s.budget; b != nil {
+		if _, err = m.Float64ObservableGauge(MetricBudgetTokens, metric.WithUnit("{token}"),
 			metric.WithDescription("Tokens in the retry budget."),
 			metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
-				o.Observe(budget.Tokens(), set)
+				o.Observe(b.Tokens(), set)
+				return nil
+			})); err != nil {
+			return nil, err
+		}
+	}
+	if th := s.throttle; th != nil {
+		if _, err = m.Float64ObservableGauge(MetricThrottle, metric.WithUnit("1"),
+			metric.WithDescription("Probability with which the adaptive throttle rejects an attempt."),
+			metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+				o.Observe(th.Probability(), set)
+				return nil
+			})); err != nil {
+			return nil, err
+		}
+	}
+	if br := s.breaker; br != nil {
+		states := [...]struct {
+			state retry.BreakerState
+			set   metric.ObserveOption
+		}{
+			{retry.CircuitClosed, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "closed")))},
+			{retry.CircuitOpen, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "open")))},
+			{retry.CircuitHalfOpen, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "half_open")))},
+		}
+		if _, err = m.Int64ObservableGauge(MetricBreakerState, metric.WithUnit("{state}"),
+			metric.WithDescription("The circuit breaker's state: 1 for the current one, 0 for the others."),
+			metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+				now := br.State()
+				for _, st := range states {
+					v := int64(0)
+					if st.state == now {
+						v = 1
+					}
+					o.Observe(v, st.set)
+				}
 				return nil
 			})); err != nil {
 			return nil, err

@@ -51,6 +51,8 @@ type settings struct {
 	tp       trace.TracerProvider
 	classify func(error) string
 	budget   *retry.Budget
+	throttle *retry.Throttle
+	breaker  *retry.Breaker
 	spans    bool
 	reasons  []reason
 }
@@ -110,6 +112,33 @@ func WithBudget(b *retry.Budget) Option {
 		panic("retryotel: WithBudget: nil Budget")
 	}
 	return Option{func(s *settings) { s.budget = b }}
+}
+
+// WithThrottle returns an Option that reports th's rejection probability
+// (Throttle.Probability) as the observable gauge
+// retry.throttle.probability, read at each collection. Give the same
+// Throttle to the calls with retry.WithThrottle.
+//
+// WithThrottle panics if th is nil.
+func WithThrottle(th *retry.Throttle) Option {
+	if th == nil {
+		panic("retryotel: WithThrottle: nil Throttle")
+	}
+	return Option{func(s *settings) { s.throttle = th }}
+}
+
+// WithBreaker returns an Option that reports b's state as the observable
+// gauge retry.breaker.state: one point per state (retry.breaker.state is
+// "closed", "open" or "half_open"), 1 for b's state at the collection and
+// 0 for the others. Give the same Breaker to the calls with
+// retry.WithBreaker.
+//
+// WithBreaker panics if b is nil.
+func WithBreaker(b *retry.Breaker) Option {
+	if b == nil {
+		panic("retryotel: WithBreaker: nil Breaker")
+	}
+	return Option{func(s *settings) { s.breaker = b }}
 }
 
 // WithReason returns an Option that makes the Telemetry record name as the
@@ -174,7 +203,7 @@ func New(dependency string, opts ...Option) (*Telemetry, error) {
 	_, noTraces := s.tp.(tracenoop.TracerProvider)
 	t.traces = !noTraces
 	if _, ok := s.mp.(metricnoop.MeterProvider); !ok {
-		m, err := newInstruments(s.mp.Meter(ScopeName), t.dep, s.budget)
+		m, err := newInstruments(s.mp.Meter(ScopeName), t.dep, &s)
 		if err != nil {
 			return nil, err
 		}
