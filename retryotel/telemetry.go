@@ -170,7 +170,10 @@ func AttemptSpans() Option {
 // taken from a request (its cardinality multiplies every metric's).
 //
 // New creates its instruments at once; if the meter provider fails to
-// create one, New returns the error and no Telemetry.
+// create one, New returns the error and no Telemetry. The gauges of
+// WithBudget, WithThrottle and WithBreaker are read by callbacks that the
+// meter keeps for as long as it lives: make a Telemetry once per
+// dependency, not per call.
 //
 // New panics if dependency is empty.
 func New(dependency string, opts ...Option) (*Telemetry, error) {
