@@ -81,15 +81,16 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // after its own timeout counts as a retryable failure), MaxPushback,
 // Observe (records every attempt, a loser as the time it ran, unless the
 // caller's context ended it), OnDone (Attempts counts the calls of fn, as
-// the *Error's does), Discard, and WithThrottle and WithBreaker: every
-// attempt asks them before it starts, on Hedge's goroutine. If the first
-// attempt is not let through, Hedge returns at once with an *Error of no
-// attempts whose reason matches ErrThrottled or ErrOpen; if a later one is
-// not, no more attempts start, those outstanding go on, and if none of them
-// succeeds Hedge gives up with that reason. An attempt Hedge cancels because
-// another won counts for neither, as one ended by the caller's context does.
-// Hedge ignores MaxElapsed and MaxRetriesIf: its schedule alone bounds its
-// attempts (bound its time with ctx's deadline).
+// the *Error's does), OnHedgeDone (OnDone's Outcome, with the attempt that
+// won and the failures handled), Discard, and WithThrottle and WithBreaker:
+// every attempt asks them before it starts, on Hedge's goroutine. If the
+// first attempt is not let through, Hedge returns at once with an *Error of
+// no attempts whose reason matches ErrThrottled or ErrOpen; if a later one
+// is not, no more attempts start, those outstanding go on, and if none of
+// them succeeds Hedge gives up with that reason. An attempt Hedge cancels
+// because another won counts for neither, as one ended by the caller's
+// context does. Hedge ignores MaxElapsed and MaxRetriesIf: its schedule
+// alone bounds its attempts (bound its time with ctx's deadline).
 //
 // Every attempt runs on a goroutine of its own, never on the caller's, so
 // Hedge returns as soon as an attempt wins even while another ignores its
@@ -138,11 +139,15 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	release := releaseOf[T](opts)
 	cfg := newConfig(opts)
 	mustNoValue("Hedge", &cfg)
+	reports := hedgeReports(opts)
 	if ctx.Err() != nil {
 		var zero T
 		err := doneBefore(ctx)
 		if cfg.hasDone {
 			cfg.done(opts, time.Time{}, 0, err, context.Cause(ctx))
+		}
+		if reports {
+			cfg.report(opts, time.Time{}, 0, err, context.Cause(ctx), HedgeResult{})
 		}
 		return zero, err
 	}
@@ -156,10 +161,13 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 			if cfg.hasDone {
 				cfg.done(opts, time.Time{}, 0, err, reason)
 			}
+			if reports {
+				cfg.report(opts, time.Time{}, 0, err, reason, HedgeResult{})
+			}
 			return zero, err
 		}
 	}
-	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: cfg, gate: g, wake: make(chan struct{}, 1)}
+	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: cfg, gate: g, wake: make(chan struct{}, 1), reports: reports}
 	if g.on() {
 		h.passes = append(h.passes, first)
 	}
@@ -174,6 +182,8 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	h.actx, h.cancel = context.WithCancelCause(ctx)
 	if start := h.cfg.begin(); h.cfg.hasHooks || h.cfg.hasDone {
 		h.rare().start = start
+	} else if reports {
+		h.rare().start = h.cfg.now()
 	}
 	defer h.finish()
 	h.runFn = h.run
@@ -192,6 +202,9 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	}
 	if h.cfg.hasDone {
 		h.cfg.done(opts, h.x.start, h.calls, h.err, h.x.reason)
+	}
+	if reports {
+		h.cfg.report(opts, h.x.start, h.calls, h.err, h.x.reason, HedgeResult{Winner: int(h.winner), Failed: int(h.failed)})
 	}
 	return h.v, h.err
 }
@@ -289,6 +302,11 @@ type hedge[T any] struct {
 	stopped     bool  // a failure asked for no retry (a negative pushback): no attempt starts any more
 	done        bool  // v and err are the result
 
+	// For OnHedgeDone (hedge_result.go), read and written by Hedge's goroutine only.
+	reports bool  // some option is an OnHedgeDone
+	winner  int32 // the number of the attempt whose success was handled
+	failed  int32 // failures handled
+
 	// Guarded by mu, except that Hedge's goroutine, their only writer once
 	// the call is over, reads over, calls and pending from then on
 	// without it: no attempt changes them any more.
@@ -326,8 +344,9 @@ func (h *hedge[T]) rare() *hedgeRare[T] {
 type outcome[T any] struct {
 	v     T
 	err   error
-	own   bool // it failed after its own AttemptTimeout expired
-	ended int8 // 0: it returned; endPanic or endGoexit: fn panicked or called runtime.Goexit
+	own   bool  // it failed after its own AttemptTimeout expired
+	ended int8  // 0: it returned; endPanic or endGoexit: fn panicked or called runtime.Goexit
+	n     int32 // the attempt's 1-based number, in the order the goroutines took them
 	panic any
 	p     pass // from the call's gate, to report the outcome with
 }
@@ -374,8 +393,9 @@ func (h *hedge[T]) run() {
 // attempt runs one attempt: it calls fn, unless Hedge has decided or its
 // context is done, and delivers what fn did.
 func (h *hedge[T]) attempt() {
-	hedged := h.taken.Add(1) > 1 // every attempt after the first is a hedge
-	var o outcome[T]
+	number := h.taken.Add(1)
+	hedged := number > 1 // every attempt after the first is a hedge
+	o := outcome[T]{n: number}
 	h.mu.Lock()
 	if n := len(h.passes); n > 0 {
 		// Any pass will do: they differ only in when they were issued.
@@ -542,10 +562,12 @@ func (h *hedge[T]) handle(o outcome[T]) (time.Duration, error) {
 		h.end(ErrHedgeLost)
 		runtime.Goexit()
 	case o.err == nil:
+		h.winner = o.n
 		h.gate.leave(&o.p, accepted)
 		h.finishWith(o.v, nil, ErrHedgeLost)
 		return 0, nil
 	}
+	h.failed++
 	permanent, pb := markers(o.err)
 	err := unmark(o.err)
 	answered := permanent || !pb.refused() && !o.own && !h.retryable(err)
@@ -906,7 +928,7 @@ func (h *hedge[T]) giveUp(reason error) {
 	if h.ctx.Err() != nil {
 		cause = context.Cause(h.ctx)
 	}
-	if h.cfg.hasDone {
+	if h.cfg.hasDone || h.reports {
 		h.x.reason = reason
 	}
 	calls := h.end(cause)

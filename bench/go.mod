@@ -6,6 +6,7 @@ replace (
 	github.com/seed-b8c8f69d/retry => ..
 	github.com/seed-b8c8f69d/retry/retryaws => ../retryaws
 	github.com/seed-b8c8f69d/retry/retrygrpc => ../retrygrpc
+	github.com/seed-b8c8f69d/retry/retryotel => ../retryotel
 )
 
 require (
@@ -20,7 +21,12 @@ require (
 	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
 	github.com/seed-b8c8f69d/retry/retryaws v0.0.0-00010101000000-000000000000
 	github.com/seed-b8c8f69d/retry/retrygrpc v0.0.0-00010101000000-000000000000
+	github.com/seed-b8c8f69d/retry/retryotel v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/metric v1.47.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
 )
@@ -32,11 +38,18 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -1,0 +1,5 @@
+//go:build !race
+
+package retryotel_test
+
+const raceEnabled = false
