@@ -18,6 +18,7 @@ import (
 var (
 	ctx    context.Context
 	policy retry.Schedule
+	budget *retry.Budget
 )
 
 // Calls to retry: fn, fetch and alwaysFails return a value, call does not.
