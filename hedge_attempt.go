@@ -10,25 +10,6 @@ import (
 	"time"
 )
 
-// outcome is what one attempt returned, or how it ended otherwise.
-type outcome[T any] struct {
-	v     T
-	err   error
-	own   bool  // it failed after its own AttemptTimeout expired
-	ended int8  // 0: it returned; endPanic or endGoexit: fn panicked or called runtime.Goexit
-	n     int32 // the attempt's 1-based number, in the order the goroutines took them
-	panic any
-	p     pass // from the call's gate, to report the outcome with
-}
-
-const (
-	endPanic int8 = 1 + iota
-	endGoexit
-)
-
-// success reports whether o is a value returned with a nil error.
-func (o *outcome[T]) success() bool { return o.ended == 0 && o.err == nil }
-
 // launch starts an attempt on a goroutine of its own.
 func (h *hedge[T]) launch() {
 	h.started++
