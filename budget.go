@@ -34,26 +34,11 @@ const minRatio = 1e-6
 // refused.
 //
 // The SRE rule of thumb "retries at most 10% of requests" is NewBudget(0.1,
-// 10): during a total outage the dependency sees at most 10% more calls than
-// there are requests (plus a burst of 10), instead of the 3× or 5× that
-// attempt-count limits alone allow. A reserve of 0 never allows a retry.
-//
-// Compared with the other common token buckets: gRPC's retry throttling (gRFC
-// A6) withdraws one token per failed RPC and deposits tokenRatio per success,
-// and allows retries only while more than half of maxTokens remain, so it
-// reacts to the failure rate rather than the request rate. The AWS SDKs'
-// standard retry mode charges 5 tokens per retry (10 after a timeout) from a
-// quota of 500 and refunds on success, so a long outage exhausts it regardless
-// of traffic. A Budget, like Finagle's RetryBudget, ties retries to the
-// request volume: a busy service keeps its retry allowance during partial
-// failures, and the extra load retries add can never exceed the ratio.
-//
-// Tokens reads the balance for metrics, and String (so %v) shows it with the
-// reserve and the ratio.
+// 10). A reserve of 0 never allows a retry. How a Budget compares with gRPC's
+// and the AWS SDKs' token buckets is in docs/OPTIONS.md ("Budget in detail").
 //
 // A Budget is safe for concurrent use by any number of goroutines and Retry
-// calls; it is lock-free and allocates nothing per call. Reserves above about
-// 4.6 billion tokens are treated as that many.
+// calls; it is lock-free and allocates nothing per call.
 type Budget struct {
 	balance atomic.Int64 // in 1/tokenScale tokens
 	deposit int64        // ratio, in the same units

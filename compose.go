@@ -139,3 +139,15 @@ func withOp(s Schedule, o op, relay func() Schedule) Schedule {
 	}
 	return relay()
 }
+
+// fused returns the Schedule of the plan of s followed by the combinator
+// that change makes of a plan, if s is a plan's Schedule and change returns
+// a plan; otherwise it returns nil, and the combinator must relay.
+func fused(s Schedule, change func(*plan) *plan) Schedule {
+	if p := planOf(s); p != nil {
+		if q := change(p); q != nil {
+			return planSchedule(q)
+		}
+	}
+	return nil
+}

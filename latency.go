@@ -3,7 +3,6 @@ package retry
 import (
 	"math"
 	"math/bits"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -57,26 +56,15 @@ const (
 // every attempt of a Hedge, Retry or Do call in it. Record adds a duration
 // measured elsewhere.
 //
-// It keeps a histogram of the most recent observations in a ring of three
-// windows of 2048 observations each; when a window is full, the oldest one
-// is dropped. So it holds the last 4096 to 6143 observations (all of them,
-// before the first 4096), and after the latencies change, every observation
-// it holds is from after the change once at most 6144 more have been
-// recorded (6208 for a Quantile, whose estimate is refreshed every 64
-// observations).
-//
-// Estimates are within 0.79% (1/128) of the nearest-rank quantile of the
-// observations held: a duration is counted in one of 64 buckets per power of
-// two, from about 1 µs to about 18 minutes, and durations outside that range
-// count as its ends (a negative one as the shortest).
+// It keeps a histogram of the last 4096 to 6143 observations, and its
+// estimates are within 0.79% (1/128) of the nearest-rank quantile of the
+// observations held, from about 1 µs to about 18 minutes. How the windows
+// slide and what an estimate counts are in docs/TAIL.md ("Latency in
+// detail").
 //
 // A Latency takes 15 KiB and never grows. It is safe for concurrent use by
-// any number of goroutines: every counter is atomic, recording takes no lock
-// and allocates nothing, and an estimate made while others record counts
-// some, but not necessarily all, of the observations being made. A recorder
-// that is descheduled for a whole window's worth of other observations may
-// find its window gone; its observation is then dropped. The zero Latency
-// is not usable; call NewLatency.
+// any number of goroutines: recording takes no lock and allocates nothing.
+// The zero Latency is not usable; call NewLatency.
 type Latency struct {
 	n atomic.Uint64 // observations recorded, ever
 	_ [56]byte      // keeps n, which every Record writes, off the counters' cache lines
@@ -127,41 +115,6 @@ func (l *Latency) add(word *atomic.Uint64, w uint64, shift uint, inc uint64) {
 			return
 		}
 	}
-}
-
-// Quantile returns an infinite Schedule whose every delay is the current
-// estimate of the q-quantile of l's latencies: Quantile(0.95) is the
-// latency that 95% of the recent observations did not exceed (their
-// nearest-rank 95th percentile, within 0.79%).
-//
-// Until l has recorded 100 observations, the Schedule yields the largest
-// Duration, so that nothing is hedged or retried on a guess; bound the
-// delays with Cap (which then sets the delay used while l warms up) and
-// AtLeast:
-//
-//	lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Second).Take(1)
-//
-// The estimate is computed at most once per 64 observations and shared by
-// every run of the Schedule, in any goroutine; in between, a draw costs a
-// few atomic loads. Like Constant's, the Schedule is one that Retry, Do and
-// Hedge draw from without a yield function, with its combinators fused
-// into it: a Hedge on the chain above allocates what one on
-// Constant(d).Take(1) does. The estimate never exceeds about 18 minutes and is at
-// least about 1 µs (see Latency).
-//
-// Quantile panics if l is nil or if q is NaN or outside (0, 1).
-func (l *Latency) Quantile(q float64) Schedule {
-	if l == nil {
-		panic("retry: Quantile of a nil Latency")
-	}
-	if !(q > 0 && q < 1) {
-		panic("retry: Quantile: q " + strconv.FormatFloat(q, 'g', -1, 64) + " is not in (0, 1)")
-	}
-	e := &estimate{l: l, q: q}
-	e.d.Store(int64(maxDuration))
-	// A plan's source, like Constant's: combinators fuse with it, and
-	// Retry, Do and Hedge draw its delays in their flat loops.
-	return sourceSchedule(sourceSpec{kind: srcQuantile, est: e})
 }
 
 // estimate is the shared state of one Quantile schedule: its last estimate

@@ -473,7 +473,7 @@ func TestLatencyUnderHedging(t *testing.T) {
 			assert.InDelta(t, 1, float64(est)/float64(p95), 0.05)
 			assert.InDelta(t, 0.05, share, 0.005)
 		} else {
-			assert.Less(t, est, p95*9/10, "the bias the README describes")
+			assert.Less(t, est, p95*9/10, "the bias docs/TAIL.md describes")
 			assert.Greater(t, share, 0.07)
 		}
 	}

@@ -149,35 +149,6 @@ type sourceSpec struct {
 	est    *estimate       // Quantile's, shared by every run
 }
 
-// sourceSchedule returns the Schedule of the plan made of src alone.
-func sourceSchedule(src sourceSpec) Schedule {
-	return planSchedule(&plan{head: segment{src: src, pipe: pipeline{take: noLimit}}, pipe: pipeline{take: noLimit}})
-}
-
-// planSchedule returns p's Schedule: ranging it runs p's iterator. Every
-// plan's Schedule is the method value p.iterate, a closure whose code is the
-// compiler's one wrapper for the method, wherever it is made: that is how
-// planOf recognises it.
-func planSchedule(p *plan) Schedule {
-	p.simple = len(p.tail) == 0 && p.pipe.empty() && p.head.pipe.sums == 0
-	if p.simple {
-		p.shape = shapeOf(p.head.pipe.ops)
-	}
-	return p.iterate
-}
-
-// fused returns the Schedule of the plan of s followed by the combinator
-// that change makes of a plan, if s is a plan's Schedule and change returns
-// a plan; otherwise it returns nil, and the combinator must relay.
-func fused(s Schedule, change func(*plan) *plan) Schedule {
-	if p := planOf(s); p != nil {
-		if q := change(p); q != nil {
-			return planSchedule(q)
-		}
-	}
-	return nil
-}
-
 // last returns a copy of p whose last pipeline (its segment's with one
 // segment, its own otherwise) can be changed without changing p, and that
 // pipeline. Its ops are shared with p's: append to them only after

@@ -284,3 +284,20 @@ func (p *plan) iterate(yield func(time.Duration) bool) {
 		}
 	}
 }
+
+// sourceSchedule returns the Schedule of the plan made of src alone.
+func sourceSchedule(src sourceSpec) Schedule {
+	return planSchedule(&plan{head: segment{src: src, pipe: pipeline{take: noLimit}}, pipe: pipeline{take: noLimit}})
+}
+
+// planSchedule returns p's Schedule: ranging it runs p's iterator. Every
+// plan's Schedule is the method value p.iterate, a closure whose code is the
+// compiler's one wrapper for the method, wherever it is made: that is how
+// planOf recognises it.
+func planSchedule(p *plan) Schedule {
+	p.simple = len(p.tail) == 0 && p.pipe.empty() && p.head.pipe.sums == 0
+	if p.simple {
+		p.shape = shapeOf(p.head.pipe.ops)
+	}
+	return p.iterate
+}

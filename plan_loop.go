@@ -330,12 +330,3 @@ func attemptOf(opts *[]Option) attemptConfig {
 	cfg := newConfig(*opts)
 	return cfg.attempt()
 }
-
-// attempt makes one attempt with fn, or fnErr if set.
-func attempt[T any](ctx context.Context, fn func(context.Context) (T, error), fnErr func(context.Context) error, a attemptConfig) (v T, err error, own bool) {
-	if fnErr != nil {
-		err, own = callErr(ctx, fnErr, a)
-		return v, err, own
-	}
-	return call(ctx, fn, a)
-}

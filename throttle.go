@@ -23,32 +23,15 @@ var ErrThrottled = errors.New("retry: throttled")
 //
 //	max(0, (requests − K·accepts) / (requests + 1))
 //
-// where K is 2 by default. While the dependency answers, requests stay below
-// K·accepts and nothing is rejected; when it stops answering, the attempts
-// that still go out are kept near K times what it accepts, and as soon as it
-// answers again the accepts bring the probability down.
+// where K is 2 by default. An attempt that failed with an error the call
+// would retry, or with a pushback, is a request without an accept; one that
+// the caller's context ended counts for nothing. A rejected attempt is not
+// made: the call ends at once with an *Error that matches ErrThrottled. What
+// counts and when each attempt asks are in docs/OVERLOAD.md ("Throttle in
+// detail").
 //
-// What counts as an accept: an attempt that succeeded, or that failed with an
-// error the call does not retry (Permanent, or rejected by If): the
-// dependency answered, even if the answer is "no". An attempt that failed
-// with an error the call would retry (such as a timeout, including its own
-// AttemptTimeout, or a 503), or with a server's request not to retry (a
-// negative RetryAfter: pushback), is a request without an accept. An attempt that ended because the caller's
-// context ended counts for nothing: its request is taken back, so callers
-// that give up cannot raise the probability.
-//
-// Every attempt of a call asks: the first one, each retry (before its wait,
-// so that a rejected retry is not waited for), and each attempt Hedge
-// starts. A rejected attempt is not made: the call ends at once, without
-// waiting and without taking a Budget token, with an *Error that matches
-// ErrThrottled (and, for a rejected retry, the last error). It is never
-// retried by that call. A rejected attempt still counts as a request: that
-// is what keeps the attempts sent near K times the accepts.
-//
-// The window slides in steps of a sixteenth of its length. The counts are
-// kept in atomic counters striped across processors, with no lock: asking
-// and reporting allocate nothing and scale with GOMAXPROCS. A Throttle is
-// safe for concurrent use by any number of goroutines.
+// Asking and reporting allocate nothing and take no lock. A Throttle is safe
+// for concurrent use by any number of goroutines.
 type Throttle struct {
 	k     float64
 	clock Clock // nil: the real clock

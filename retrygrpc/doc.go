@@ -50,8 +50,8 @@
 // Pass retry.WithBudget through With. A Budget is shared by everything that
 // holds it: give each interceptor its own for a budget per connection, or
 // share one among the interceptors of the connections to one target for a
-// budget per target (gRFC A6 throttles per target). See the README's gRPC
-// section for how a Budget compares with A6's retryThrottling.
+// budget per target (gRFC A6 throttles per target). See docs/GRPC.md
+// ("Budgets and A6's retryThrottling") for how a Budget compares with it.
 //
 // # gRPC's own retries
 //

@@ -21,32 +21,18 @@ import (
 //
 // The commit rule (gRFC A6): a call may be retried only until it is
 // committed, that is until the server's response headers or first response
-// message arrive (a server that fails at once sends neither: its status
-// comes alone, "trailers-only"), or the client messages kept for replay
-// would exceed ReplayLimit, or the caller asks for the stream's Context.
-// Once committed, every method goes to the committed attempt's stream, and
-// its errors reach the caller unchanged. Before that, a failure that may be
-// retried is retried inside whichever method observed it (NewStream,
-// SendMsg, CloseSend, RecvMsg or Header): a new stream is opened, the
-// messages sent so far are sent again in order, CloseSend is repeated if it
-// was called, and the method carries on as if nothing had happened. The
-// messages are kept by reference (gRPC's rule that a message must not be
-// modified after SendMsg makes that safe) and released at the commit.
+// message arrive, or the client messages kept for replay would exceed
+// ReplayLimit, or the caller asks for the stream's Context. Before that, a
+// failure that may be retried is retried inside whichever method observed
+// it: a new stream is opened, the messages sent so far are sent again in
+// order, and the method carries on as if nothing had happened. The full
+// rules (errors after the retries, AttemptTimeout, hooks) are in
+// docs/GRPC.md ("StreamClientInterceptor in detail").
 //
-// When the retries end without a committed attempt, RecvMsg returns the
-// error UnaryClientInterceptor would have returned, SendMsg returns io.EOF
-// (as gRPC does for a stream that ended), and Header returns no metadata.
-// NewStream itself returns an error only if no attempt could open a stream.
-//
-// retry.AttemptTimeout bounds each attempt until it commits; a committed
-// stream lives under the caller's context alone. OnRetry hooks run on a
-// goroutine of the interceptor, one per uncommitted call, which exits at the
-// commit or when the retries end. The stream the interceptor returns
-// follows grpc.ClientStream's rules: SendMsg and RecvMsg may run
-// concurrently with each other, each from one goroutine at a time. As with
-// any gRPC stream, cancel the context or read until an error to release it.
-//
-// StreamClientInterceptor panics if s is nil.
+// The stream the interceptor returns follows grpc.ClientStream's rules:
+// SendMsg and RecvMsg may run concurrently with each other, each from one
+// goroutine at a time. Cancel the context or read until an error to release
+// it. StreamClientInterceptor panics if s is nil.
 func StreamClientInterceptor(s retry.Schedule, opts ...Option) grpc.StreamClientInterceptor {
 	if s == nil {
 		panic("retrygrpc: StreamClientInterceptor: nil Schedule")
