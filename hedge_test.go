@@ -44,8 +44,14 @@ func newReplicas(script ...replica) *replicas {
 
 func (r *replicas) fn(ctx context.Context) (int, error) {
 	k := int(r.calls.Add(1))
-	if ctx.Err() != nil {
-		panic("fn called with a done context")
+	// Hedge checks its context and whether it has decided before it calls
+	// fn, under its lock, and counts the call then; it cancels the losers
+	// after releasing that lock. So an attempt counted just before Hedge
+	// decided can find its context cancelled, with ErrHedgeLost, by the
+	// time fn's first line runs: it is a loser cancelled at once. Any other
+	// done context at this point is a bug.
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrHedgeLost) {
+		panic(fmt.Sprintf("fn called with a done context: %v", context.Cause(ctx)))
 	}
 	r.mu.Lock()
 	r.starts = append(r.starts, time.Since(r.t0))
