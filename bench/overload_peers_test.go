@@ -174,7 +174,7 @@ func TestGobreakerHalfOpenIsTerminal(t *testing.T) {
 			Timeout:     time.Minute,
 		})
 		cb.Execute(func() (string, error) { return "", errUnavailable }) // trips it
-		time.Sleep(time.Minute + time.Nanosecond) // gobreaker half-opens after its timeout, strictly
+		time.Sleep(time.Minute + time.Nanosecond)                        // gobreaker half-opens after its timeout, strictly
 		if cb.State() != gobreaker.StateHalfOpen {
 			t.Fatalf("state %v after the timeout, want half-open", cb.State())
 		}
