@@ -174,7 +174,8 @@ func TestGobreakerHalfOpenIsTerminal(t *testing.T) {
 			Timeout:     time.Minute,
 		})
 		cb.Execute(func() (string, error) { return "", errUnavailable }) // trips it
-		time.Sleep(time.Minute + time.Nanosecond)                        // gobreaker half-opens after its timeout, strictly
+		// gobreaker half-opens once its timeout has strictly passed.
+		time.Sleep(time.Minute + time.Nanosecond)
 		if cb.State() != gobreaker.StateHalfOpen {
 			t.Fatalf("state %v after the timeout, want half-open", cb.State())
 		}
