@@ -15,6 +15,7 @@
 //	plan     the delays, attempts and total wait of a schedule written in retry.Parse's syntax
 //	amplify  calls reaching the bottom of a chain of services that each retry
 //	hedge    hedging a fan-out against slow servers, as in "The Tail at Scale"
+//	overload a fleet calling a dependency whose capacity drops: budget, throttle and breaker
 //
 // Every command takes -json to print one JSON document on stdout and nothing
 // else there. Run "retrysim COMMAND -h" for a command's flags. Bad flags and
@@ -53,6 +54,7 @@ var commands = []command{
 	{"plan", "the delays, attempts and total wait of a schedule in retry.Parse's syntax", runPlanCmd},
 	{"amplify", "calls reaching the bottom of a chain of services that each retry", runAmplifyCmd},
 	{"hedge", "hedging a fan-out against slow servers, as in \"The Tail at Scale\"", runHedgeCmd},
+	{"overload", "a fleet calling a dependency whose capacity drops: budget, throttle and breaker", runOverloadCmd},
 }
 
 // output is where a command writes: its report on stdout, progress and
