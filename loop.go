@@ -11,10 +11,16 @@ import (
 // started at start, whose first attempt failed with err (own: after its own
 // AttemptTimeout) or returned a value v that IfValue rejected (err is then
 // nil), through the general path: the schedule is ranged with the yield
-// function of a loop. Exactly one of fn and fnErr is set.
-func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool) (T, error) {
+// function of a loop. Exactly one of fn and fnErr is set. g, if not nil, is
+// the call's gate, with the first attempt's tickets: general takes them
+// over, leaving g without any.
+func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool, g *gate) (T, error) {
 	l := &loop[T]{v: v, fn: fn, fnErr: fnErr}
 	l.init(ctx, cfg, opts, start)
+	if g != nil && g.on() {
+		l.g, *g = *g, gate{}
+		defer l.g.abort()
+	}
 	if cfg.hasValue {
 		l.preds = valuePreds[T](opts)
 	}
@@ -53,12 +59,12 @@ func generalDo(ctx context.Context, s Schedule, fn func(context.Context) error, 
 
 //go:noinline
 func generalRetryAfter[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), v T, err error) (T, error) {
-	return general(ctx, s, fn, nil, &defaultConfig, nil, time.Time{}, v, err, false)
+	return general(ctx, s, fn, nil, &defaultConfig, nil, time.Time{}, v, err, false, nil)
 }
 
 //go:noinline
 func generalDoAfter(ctx context.Context, s Schedule, fn func(context.Context) error, err error) error {
-	_, err = general[struct{}](ctx, s, nil, fn, &defaultConfig, nil, time.Time{}, struct{}{}, err, false)
+	_, err = general[struct{}](ctx, s, nil, fn, &defaultConfig, nil, time.Time{}, struct{}{}, err, false, nil)
 	return err
 }
 
@@ -82,15 +88,29 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 		}
 		return v, err
 	}
+	g := gate{t: cfg.throttle, b: cfg.breaker}
+	if g.on() {
+		if reason := g.enter(); reason != nil {
+			err := newError(0, nil, reason)
+			if cfg.hasDone {
+				cfg.done(opts, time.Time{}, 0, err, reason)
+			}
+			return v, err
+		}
+		defer g.abort()
+	}
 	start := cfg.begin()
 	v, err, own := attempt(ctx, fn, fnErr, cfg.attempt())
 	if err == nil && !(cfg.hasValue && rejected(opts, v)) {
+		if g.on() {
+			g.leave(accepted)
+		}
 		if cfg.hasDone {
 			cfg.done(opts, start, 1, nil, nil)
 		}
 		return v, nil
 	}
-	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own)
+	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own, &g)
 }
 
 // loop is the state of a Retry or Do call that retries through the general
@@ -112,6 +132,7 @@ type loop[T any] struct {
 	opts   []Option                         // a copy of the call's options, if If or OnRetry need them
 	start  time.Time                        // on the clock, when OnRetry needs Elapsed or MaxElapsed its limit
 	limits []limit                          // MaxRetriesIf's, with this call's counts
+	g      gate                             // WithThrottle's and WithBreaker's, with the attempt in flight's tickets
 	preds  []func(T) bool                   // IfValue's; nil without
 	state  atomic.Uint32                    // yieldOpen, yieldStopped or yieldEnded
 	fn     func(context.Context) (T, error) // Retry's
@@ -165,6 +186,9 @@ func (l *loop[T]) exceeded(err error) bool {
 // fail is the runner's fail, then the MaxRetriesIf limits.
 func (l *loop[T]) fail(err error, own bool) (*pushbackError, error, bool) {
 	pb, out, done := l.runner.fail(l.ctx, l.opts, l.cfg.hasIf, err, own)
+	if l.g.on() {
+		l.g.leaveAfter(l.ctx, err, done)
+	}
 	if !done && err != nil && l.limits != nil && l.exceeded(l.last) {
 		return nil, l.giveUp(ErrExhausted), true
 	}
@@ -202,6 +226,17 @@ func (l *loop[T]) step(d time.Duration) bool {
 		l.state.Store(yieldStopped)
 		return false
 	}
+	if l.g.on() {
+		if reason := l.g.enter(); reason != nil {
+			// The retry is not made: its Budget token goes back.
+			if l.cfg.budget != nil {
+				l.cfg.budget.refund()
+			}
+			l.out, l.done = l.giveUp(reason), true
+			l.state.Store(yieldStopped)
+			return false
+		}
+	}
 	var err error
 	var own bool
 	if l.fnErr != nil {
@@ -211,6 +246,9 @@ func (l *loop[T]) step(d time.Duration) bool {
 	}
 	l.n++
 	if err == nil && (l.preds == nil || !rejects(l.preds, l.v)) {
+		if l.g.on() {
+			l.g.leave(accepted)
+		}
 		l.out, l.done = nil, true
 	} else {
 		l.pb, l.out, l.done = l.fail(err, own)
@@ -230,6 +268,13 @@ func (l *loop[T]) wait(d time.Duration) (error, bool) {
 	d, out := l.pace(l.ctx, c.clock, c.maxPushback, l.pb, d)
 	if out == nil && c.maxElapsed > 0 && d > c.maxElapsed-max(now(c.clock).Sub(l.start), 0) {
 		out = l.giveUp(ErrMaxElapsed)
+	}
+	if out == nil && c.breaker != nil {
+		// A Breaker that will still be open when the wait ends would not
+		// let the retry through: give up now rather than wait in vain.
+		if left, open := c.breaker.blocks(d); open {
+			out = l.giveUp(openError(left))
+		}
 	}
 	if out == nil {
 		out = l.spend(c.budget)

@@ -8,7 +8,8 @@ import (
 
 // An Option configures one Retry, Do or Hedge call. Options are made only by
 // this package (WithClock, If, OnRetry, OnDone, WithBudget, MaxPushback,
-// AttemptTimeout, MaxElapsed, IfValue, MaxRetriesIf, Observe, Discard);
+// AttemptTimeout, MaxElapsed, IfValue, MaxRetriesIf, Observe, Discard,
+// WithThrottle, WithBreaker);
 // the zero Option does nothing. Options are plain values: they can be built
 // once and shared by any number of calls and goroutines, and building one at
 // the call site allocates nothing.
@@ -21,7 +22,7 @@ type Option struct {
 	d     time.Duration // MaxPushback, AttemptTimeout, MaxElapsed
 	n     int           // MaxRetriesIf
 	clock Clock         // WithClock
-	ref   any           // If, MaxRetriesIf: func(error) bool; OnRetry: func(Attempt); OnDone: func(Outcome); WithBudget: *Budget; Observe: *Latency; Discard: func(T); IfValue: func(T) bool
+	ref   any           // If, MaxRetriesIf: func(error) bool; OnRetry: func(Attempt); OnDone: func(Outcome); WithBudget: *Budget; Observe: *Latency; Discard: func(T); IfValue: func(T) bool; WithThrottle: *Throttle; WithBreaker: *Breaker
 }
 
 type optionKind uint8
@@ -40,6 +41,8 @@ const (
 	maxElapsedOption
 	ifValueOption
 	maxRetriesIfOption
+	throttleOption
+	breakerOption
 )
 
 // WithClock returns an Option that makes Retry wait on c and read the time
@@ -193,9 +196,10 @@ func Discard[T any](release func(T)) Option {
 
 // config is the result of applying a call's options.
 //
-// OnDone, MaxElapsed, IfValue and MaxRetriesIf are handled by the general
-// runner (loop.go) only: a call with hasDone, maxElapsed, hasValue or
-// hasLimits set must take that path.
+// OnDone, MaxElapsed, IfValue, MaxRetriesIf, WithThrottle and WithBreaker
+// are handled by the general runner (loop.go) only: a call with hasDone,
+// maxElapsed, hasValue, hasLimits, throttle or breaker set must take that
+// path.
 type config struct {
 	clock          Clock // nil: the real clock
 	budget         *Budget
@@ -208,6 +212,8 @@ type config struct {
 	hasDone        bool          // some option is an OnDone
 	hasValue       bool          // some option is an IfValue
 	hasLimits      bool          // some option is a MaxRetriesIf
+	throttle       *Throttle     // WithThrottle's
+	breaker        *Breaker      // WithBreaker's
 }
 
 // newConfig applies opts. It keeps no reference to opts, so neither the
@@ -244,6 +250,10 @@ func newConfig(opts []Option) config {
 			cfg.hasValue = true
 		case maxRetriesIfOption:
 			cfg.hasLimits = true
+		case throttleOption:
+			cfg.throttle = o.ref.(*Throttle)
+		case breakerOption:
+			cfg.breaker = o.ref.(*Breaker)
 		}
 	}
 	return cfg

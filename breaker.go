@@ -1,0 +1,475 @@
+package retry
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrOpen is the reason of an *Error returned because a Breaker did not let
+// an attempt through: it was open, or half-open with all its probes taken.
+// errors.Is(err, ErrOpen) reports it. The reason also carries, as a
+// RetryAfter pushback, how long the Breaker stays open (0 when it is
+// half-open), so that an outer Retry around the call waits at least that
+// long before it tries again.
+var ErrOpen = errors.New("retry: circuit breaker open")
+
+// BreakerState is the state of a Breaker: CircuitClosed, CircuitOpen or
+// CircuitHalfOpen.
+type BreakerState int
+
+const (
+	// CircuitClosed lets every attempt through, and counts their outcomes.
+	CircuitClosed BreakerState = iota
+	// CircuitOpen lets no attempt through, until its open period ends.
+	CircuitOpen
+	// CircuitHalfOpen lets a few probes through; their outcomes close the
+	// Breaker again or open it for longer.
+	CircuitHalfOpen
+)
+
+// String returns "closed", "open" or "half-open".
+func (s BreakerState) String() string {
+	switch s {
+	case CircuitClosed:
+		return "closed"
+	case CircuitOpen:
+		return "open"
+	case CircuitHalfOpen:
+		return "half-open"
+	}
+	return "BreakerState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// A Breaker is a circuit breaker: it stops calls to a dependency that keeps
+// failing, and lets a few probes through from time to time to find out
+// whether it has recovered. Share one Breaker among all the calls to one
+// dependency, with WithBreaker.
+//
+// Closed, it lets every attempt through and counts their outcomes over a
+// sliding window (1 minute by default, in steps of a sixteenth of it). Once
+// the window holds at least the minimum number of outcomes (20 by default)
+// and the failures make at least the ratio of them (0.5 by default), it
+// opens. Open, it lets no attempt through for an open period taken from a
+// Schedule: the k-th open period in a row is the k-th delay of the schedule
+// (Exponential(5s).Cap(2m) by default: 5s, 10s, 20s, … 2m), so a dependency
+// that keeps failing its probes is left alone longer each time; when the
+// schedule runs out the last delay is kept. After the open period it is
+// half-open: it lets through as many probes as BreakerProbes says (1 by
+// default), and no more, until they report. If that many probes succeed it
+// closes, with an empty window, and the next open period is the schedule's
+// first again; if one fails it opens again, for the next period.
+//
+// What counts: an attempt that succeeded, or that failed with an error the
+// call does not retry (Permanent, rejected by If, or a server's request not
+// to retry) is a success: the dependency answered. An attempt that failed
+// with an error the call would retry (such as a timeout, including its own
+// AttemptTimeout) is a failure. An attempt that ended because the caller's
+// context ended counts as neither, and a probe that ends so gives its slot
+// back, so callers that give up cannot trip the Breaker. Every attempt of a
+// call asks: the first one, each retry, and each attempt Hedge starts; an
+// outcome reported after the Breaker changed state since its attempt was let
+// through is ignored.
+//
+// An attempt the Breaker does not let through is not made: the call ends at
+// once, without waiting and without taking a Budget token, with an *Error
+// whose reason matches ErrOpen. A retry that would wait past the end of no
+// open period either is not waited for.
+//
+// A Breaker reads the time from its clock (see BreakerClock) and moves from
+// open to half-open when an attempt, or State, finds the open period over.
+// It is safe for concurrent use: a closed Breaker takes no lock to let an
+// attempt through or count a success.
+type Breaker struct {
+	ratio    float64
+	minCalls uint64
+	probes   int
+	open     Schedule
+	clock    Clock // nil: the real clock
+	hooks    []func(from, to BreakerState)
+	w        window // count 0: outcomes, count 1: failures
+
+	state atomic.Uint64 // generation<<2 | BreakerState; the generation counts the changes of state
+	until atomic.Int64  // when open: the end of the open period, in ns since w.origin
+
+	mu       sync.Mutex // guards the changes of state and the fields below
+	streak   int        // open periods in a row
+	inflight int        // half-open: probes let through that have not reported
+	passed   int        // half-open: probes that succeeded
+	last     time.Duration
+	lastN    int  // the schedule has a delay number lastN, which is last
+	ran      bool // the schedule ran out after its delay number lastN
+}
+
+// A BreakerOption configures a Breaker (see NewBreaker). BreakerOptions are
+// made only by this package; the zero BreakerOption does nothing.
+type BreakerOption struct {
+	kind  uint8
+	f     float64
+	n     int
+	d     time.Duration
+	s     Schedule
+	clock Clock
+	hook  func(from, to BreakerState)
+}
+
+const (
+	breakerRatio = iota + 1
+	breakerMinCalls
+	breakerWindow
+	breakerProbes
+	breakerOpen
+	breakerClock
+	breakerHook
+)
+
+// BreakerRatio returns a BreakerOption that sets the share of failures
+// among the outcomes in the window at which the Breaker opens (default
+// 0.5). A ratio of 1 opens it only when every outcome in the window is a
+// failure.
+//
+// BreakerRatio panics if r is not in (0, 1].
+func BreakerRatio(r float64) BreakerOption {
+	if !(r > 0 && r <= 1) {
+		panic("retry: BreakerRatio: ratio " + strconv.FormatFloat(r, 'g', -1, 64) + " is not in (0, 1]")
+	}
+	return BreakerOption{kind: breakerRatio, f: r}
+}
+
+// BreakerMinCalls returns a BreakerOption that sets the number of outcomes
+// the window must hold before the Breaker opens (default 20), so that a few
+// failures among few calls do not open it.
+//
+// BreakerMinCalls panics if n is less than 1.
+func BreakerMinCalls(n int) BreakerOption {
+	if n < 1 {
+		panic("retry: BreakerMinCalls: count " + strconv.Itoa(n) + " is less than 1")
+	}
+	return BreakerOption{kind: breakerMinCalls, n: n}
+}
+
+// BreakerWindow returns a BreakerOption that sets the length of the window
+// over which a closed Breaker counts outcomes (default 1 minute). The
+// window slides in steps of d/16.
+//
+// BreakerWindow panics if d is not positive.
+func BreakerWindow(d time.Duration) BreakerOption {
+	if d <= 0 {
+		panic("retry: BreakerWindow: window " + d.String() + " is not positive")
+	}
+	return BreakerOption{kind: breakerWindow, d: d}
+}
+
+// BreakerProbes returns a BreakerOption that sets how many probes a
+// half-open Breaker lets through, and how many of them must succeed for it
+// to close (default 1).
+//
+// BreakerProbes panics if n is less than 1.
+func BreakerProbes(n int) BreakerOption {
+	if n < 1 {
+		panic("retry: BreakerProbes: count " + strconv.Itoa(n) + " is less than 1")
+	}
+	return BreakerOption{kind: breakerProbes, n: n}
+}
+
+// BreakerOpen returns a BreakerOption that sets the open periods: the k-th
+// time in a row the Breaker opens, it stays open for the k-th delay of s,
+// and once s runs out, for its last delay; a schedule without any delay
+// half-opens at once. The count starts again when the Breaker closes. The
+// default is Exponential(5*time.Second).Cap(2*time.Minute). Each open
+// period ranges s afresh, so a jittered s draws each one anew.
+//
+// BreakerOpen panics if s is nil.
+func BreakerOpen(s Schedule) BreakerOption {
+	mustSchedule("BreakerOpen", s)
+	return BreakerOption{kind: breakerOpen, s: s}
+}
+
+// BreakerClock returns a BreakerOption that makes the Breaker read the time
+// from c, for its window and its open periods; nil means the real clock,
+// which is also the default. Use the same FakeClock as the calls' WithClock
+// in tests.
+func BreakerClock(c Clock) BreakerOption {
+	return BreakerOption{kind: breakerClock, clock: c}
+}
+
+// OnStateChange returns a BreakerOption that calls f each time the Breaker
+// changes state, with the old state and the new one. f runs on the
+// goroutine whose attempt (or call of State) made the change, after the
+// Breaker has made it and released its lock, so f may call the Breaker's
+// methods; changes made in quick succession by different goroutines may
+// reach f concurrently and out of order. Several OnStateChange hooks all
+// run, in the order given.
+//
+// OnStateChange panics if f is nil.
+func OnStateChange(f func(from, to BreakerState)) BreakerOption {
+	if f == nil {
+		panic("retry: OnStateChange: nil function")
+	}
+	return BreakerOption{kind: breakerHook, hook: f}
+}
+
+// NewBreaker returns a closed Breaker, with a ratio of 0.5, a minimum of 20
+// outcomes, a window of 1 minute, 1 probe, open periods of
+// Exponential(5*time.Second).Cap(2*time.Minute), on the real clock, changed
+// by opts.
+func NewBreaker(opts ...BreakerOption) *Breaker {
+	b := &Breaker{ratio: 0.5, minCalls: 20, probes: 1}
+	d := time.Minute
+	for _, o := range opts {
+		switch o.kind {
+		case breakerRatio:
+			b.ratio = o.f
+		case breakerMinCalls:
+			b.minCalls = uint64(o.n)
+		case breakerWindow:
+			d = o.d
+		case breakerProbes:
+			b.probes = o.n
+		case breakerOpen:
+			b.open = o.s
+		case breakerClock:
+			b.clock = o.clock
+		case breakerHook:
+			b.hooks = append(b.hooks, o.hook)
+		}
+	}
+	if b.open == nil {
+		b.open = Exponential(5 * time.Second).Cap(2 * time.Minute)
+	}
+	b.w = newWindow(d, now(b.clock))
+	return b
+}
+
+// WithBreaker returns an Option that makes every attempt of the call ask b
+// first (see Breaker): an attempt b does not let through ends the call at
+// once with an *Error that matches ErrOpen. A later WithBreaker replaces an
+// earlier one.
+//
+// WithBreaker panics if b is nil.
+func WithBreaker(b *Breaker) Option {
+	if b == nil {
+		panic("retry: WithBreaker: nil Breaker")
+	}
+	return Option{kind: breakerOption, ref: b}
+}
+
+// State returns b's state now. An open Breaker whose open period is over
+// becomes half-open here, as it would for an attempt. With calls in flight
+// the state may change as soon as it is read.
+func (b *Breaker) State() BreakerState {
+	word := b.state.Load()
+	if BreakerState(word&3) == CircuitOpen && b.left(now(b.clock)) <= 0 {
+		if from, to, changed := b.halfOpen(); changed {
+			b.notify(from, to)
+		}
+		word = b.state.Load()
+	}
+	return BreakerState(word & 3)
+}
+
+// left returns the time left, at t, of the open period that the state
+// word's latest change began.
+func (b *Breaker) left(t time.Time) time.Duration {
+	return time.Duration(b.until.Load() - int64(t.Sub(b.w.origin)))
+}
+
+// breakerTicket is what an attempt that b let through reports its outcome
+// with: the state word it was let through in, and where its outcome is
+// counted.
+type breakerTicket struct {
+	word   uint64
+	tick   int64
+	stripe uint32
+	ok     bool // a ticket was issued
+}
+
+// admit decides whether to let an attempt through. If not, it returns how
+// long b stays open (0 if it is half-open).
+func (b *Breaker) admit() (breakerTicket, time.Duration, bool) {
+	t := now(b.clock)
+	word := b.state.Load()
+	switch BreakerState(word & 3) {
+	case CircuitClosed:
+		return breakerTicket{word: word, tick: b.w.tick(t), stripe: b.w.stripe(), ok: true}, 0, true
+	case CircuitOpen:
+		if left := b.left(t); left > 0 {
+			return breakerTicket{}, left, false
+		}
+		if from, to, changed := b.halfOpen(); changed {
+			b.notify(from, to)
+		}
+	}
+	return b.probe(t)
+}
+
+// probe lets a probe through if b is half-open with a slot free (or lets
+// any attempt through if b closed meanwhile).
+func (b *Breaker) probe(t time.Time) (breakerTicket, time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	word := b.state.Load()
+	switch BreakerState(word & 3) {
+	case CircuitClosed:
+		return breakerTicket{word: word, tick: b.w.tick(t), stripe: b.w.stripe(), ok: true}, 0, true
+	case CircuitOpen:
+		return breakerTicket{}, max(b.left(t), 0), false
+	}
+	if b.inflight+b.passed >= b.probes {
+		return breakerTicket{}, 0, false
+	}
+	b.inflight++
+	return breakerTicket{word: word, ok: true}, 0, true
+}
+
+// halfOpen moves b from open to half-open, if it is still open and its open
+// period is over.
+func (b *Breaker) halfOpen() (from, to BreakerState, changed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	word := b.state.Load()
+	if BreakerState(word&3) != CircuitOpen || b.left(now(b.clock)) > 0 {
+		return 0, 0, false
+	}
+	b.inflight, b.passed = 0, 0
+	b.set(word, CircuitHalfOpen)
+	return CircuitOpen, CircuitHalfOpen, true
+}
+
+// set moves b from the state of word to to, with the next generation. The
+// caller holds b.mu.
+func (b *Breaker) set(word uint64, to BreakerState) {
+	b.state.Store((word>>2+1)<<2 | uint64(to))
+}
+
+// trip opens b, from the state of word, at t. The caller holds b.mu.
+func (b *Breaker) trip(word uint64, t time.Time) {
+	b.streak++
+	b.until.Store(int64(addSat(t.Sub(b.w.origin), b.period(b.streak))))
+	b.set(word, CircuitOpen)
+}
+
+// period returns the k-th delay of b's open schedule, or its last if it has
+// fewer; 0 if it has none. The caller holds b.mu.
+func (b *Breaker) period(k int) time.Duration {
+	if b.ran && k >= b.lastN {
+		return b.last
+	}
+	n := 0
+	for d := range b.open {
+		n++
+		b.last, b.lastN = max(d, 0), n
+		if n == k {
+			return b.last
+		}
+	}
+	b.ran = true
+	return b.last
+}
+
+// report counts the outcome v of the attempt that got tk.
+func (b *Breaker) report(tk breakerTicket, v verdict) {
+	if !tk.ok {
+		return
+	}
+	if BreakerState(tk.word&3) == CircuitClosed {
+		if v == neither || b.state.Load() != tk.word {
+			return
+		}
+		b.w.add(tk.tick, tk.stripe, 0)
+		if v == failed {
+			b.w.add(tk.tick, tk.stripe, 1)
+			b.check(tk.word)
+		}
+		return
+	}
+	if from, to, changed := b.settle(tk.word, v); changed {
+		b.notify(from, to)
+	}
+}
+
+// check opens b, closed in the state of word, if its window calls for it.
+func (b *Breaker) check(word uint64) {
+	t := now(b.clock)
+	tick := b.w.tick(t)
+	calls, failures := b.w.sum(tick-(windowBuckets-1), tick)
+	if calls < b.minCalls || float64(failures) < b.ratio*float64(calls) {
+		return
+	}
+	b.mu.Lock()
+	if b.state.Load() != word {
+		b.mu.Unlock()
+		return
+	}
+	b.trip(word, t)
+	b.mu.Unlock()
+	b.notify(CircuitClosed, CircuitOpen)
+}
+
+// settle counts the outcome v of a probe let through in the state of word.
+func (b *Breaker) settle(word uint64, v verdict) (from, to BreakerState, changed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state.Load() != word {
+		return 0, 0, false
+	}
+	b.inflight--
+	switch v {
+	case accepted:
+		if b.passed++; b.passed < b.probes {
+			return 0, 0, false
+		}
+		b.streak = 0
+		b.w.clear()
+		b.set(word, CircuitClosed)
+		return CircuitHalfOpen, CircuitClosed, true
+	case failed:
+		b.trip(word, now(b.clock))
+		return CircuitHalfOpen, CircuitOpen, true
+	}
+	return 0, 0, false
+}
+
+// notify calls the hooks for a change from from to to.
+func (b *Breaker) notify(from, to BreakerState) {
+	for _, f := range b.hooks {
+		f(from, to)
+	}
+}
+
+// blocks reports whether b is open and will still be open d from now, and
+// for how long it is open.
+func (b *Breaker) blocks(d time.Duration) (time.Duration, bool) {
+	if BreakerState(b.state.Load()&3) != CircuitOpen {
+		return 0, false
+	}
+	left := b.left(now(b.clock))
+	return left, left > d
+}
+
+// verdict is what an attempt's outcome counts as, for a Throttle and a
+// Breaker.
+type verdict uint8
+
+const (
+	neither  verdict = iota // the caller's context ended the attempt
+	accepted                // the dependency answered
+	failed                  // a failure the call would retry
+)
+
+// verdictOf returns what an attempt that failed with err (or whose value
+// IfValue rejected, if err is nil) counts as; done reports whether the call
+// ends on err without retrying it (checked before any MaxRetriesIf limit).
+func verdictOf(ctx interface{ Err() error }, err error, done bool) verdict {
+	switch {
+	case err == nil:
+		return accepted
+	case ctx.Err() != nil:
+		return neither
+	case done:
+		return accepted
+	}
+	return failed
+}

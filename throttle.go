@@ -1,0 +1,229 @@
+package retry
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// ErrThrottled is the reason of an *Error returned because a Throttle
+// rejected an attempt: errors.Is(err, ErrThrottled) reports it.
+var ErrThrottled = errors.New("retry: throttled")
+
+// A Throttle rejects attempts locally, before they are sent, when the
+// dependency they go to has been failing: client-side adaptive throttling as
+// Google's SRE book describes it ("Handling Overload"). Share one Throttle
+// among all the calls to one dependency, with WithThrottle.
+//
+// It counts, over a sliding window (2 minutes by default), the requests (every
+// attempt that asked it, rejected ones included) and the accepts (attempts
+// the dependency answered), and rejects each attempt with probability
+//
+//	max(0, (requests − K·accepts) / (requests + 1))
+//
+// where K is 2 by default. While the dependency answers, requests stay below
+// K·accepts and nothing is rejected; when it stops answering, the attempts
+// that still go out are kept near K times what it accepts, and as soon as it
+// answers again the accepts bring the probability down.
+//
+// What counts as an accept: an attempt that succeeded, or that failed with an
+// error the call does not retry (Permanent, rejected by If, or a server's
+// request not to retry, see RetryAfter): the dependency answered, even if the
+// answer is "no". An attempt that failed with an error the call would retry
+// (such as a timeout, including its own AttemptTimeout, or a 503) is a
+// request without an accept. An attempt that ended because the caller's
+// context ended counts as a request only. Every attempt of a call asks: the
+// first one, each retry, and each attempt Hedge starts. A rejected attempt
+// is not made: the call ends at once, without waiting and without taking a
+// Budget token, with an *Error that matches ErrThrottled (and, for a
+// rejected retry, the last error). It is never retried by that call.
+//
+// The window slides in steps of a sixteenth of its length. The counts are
+// kept in atomic counters striped across processors, with no lock: asking
+// and reporting allocate nothing and scale with GOMAXPROCS. A Throttle is
+// safe for concurrent use by any number of goroutines.
+type Throttle struct {
+	k     float64
+	clock Clock // nil: the real clock
+	w     window
+	past  pastSum     // the window's counts before the current bucket
+	src   rand.Source // ThrottleRand's; nil: the runtime's generator
+	srcMu sync.Mutex  // guards src
+}
+
+// A ThrottleOption configures a Throttle (see NewThrottle). ThrottleOptions
+// are made only by this package; the zero ThrottleOption does nothing.
+type ThrottleOption struct {
+	k     float64
+	d     time.Duration
+	clock Clock
+	src   rand.Source
+	kind  uint8
+}
+
+const (
+	throttleK = iota + 1
+	throttleWindow
+	throttleClock
+	throttleRand
+)
+
+// ThrottleK returns a ThrottleOption that sets K, the multiple of the
+// accepts that the requests may reach before the Throttle rejects any
+// (default 2). A lower K rejects sooner and wastes less of the dependency's
+// work on calls that will fail; a higher one lets more through. K = 1 is
+// the most aggressive: any failure makes rejections possible.
+//
+// ThrottleK panics if k is below 1, infinite or NaN.
+func ThrottleK(k float64) ThrottleOption {
+	if !(k >= 1) || k > maxK {
+		panic("retry: ThrottleK: K " + strconv.FormatFloat(k, 'g', -1, 64) + " is not between 1 and " + strconv.FormatFloat(maxK, 'g', -1, 64))
+	}
+	return ThrottleOption{kind: throttleK, k: k}
+}
+
+// maxK bounds K, so that K·accepts stays finite.
+const maxK = 1e9
+
+// ThrottleWindow returns a ThrottleOption that sets the length of the
+// window over which the Throttle counts (default 2 minutes). The window
+// slides in steps of d/16.
+//
+// ThrottleWindow panics if d is not positive.
+func ThrottleWindow(d time.Duration) ThrottleOption {
+	if d <= 0 {
+		panic("retry: ThrottleWindow: window " + d.String() + " is not positive")
+	}
+	return ThrottleOption{kind: throttleWindow, d: d}
+}
+
+// ThrottleClock returns a ThrottleOption that makes the Throttle read the
+// time from c, to place its counts in the window; nil means the real clock,
+// which is also the default. Use the same FakeClock as the calls' WithClock
+// in tests.
+func ThrottleClock(c Clock) ThrottleOption {
+	return ThrottleOption{kind: throttleClock, clock: c}
+}
+
+// ThrottleRand returns a ThrottleOption that makes the Throttle draw its
+// rejections from src, for repeatable tests and simulations; the Throttle
+// then serialises its draws with a mutex. The default, and a nil src, is
+// the runtime's generator, which needs no lock.
+func ThrottleRand(src rand.Source) ThrottleOption {
+	return ThrottleOption{kind: throttleRand, src: src}
+}
+
+// NewThrottle returns a Throttle with K = 2 and a window of 2 minutes on the
+// real clock, as the SRE book gives them, changed by opts.
+func NewThrottle(opts ...ThrottleOption) *Throttle {
+	t := &Throttle{k: 2}
+	d := 2 * time.Minute
+	for _, o := range opts {
+		switch o.kind {
+		case throttleK:
+			t.k = o.k
+		case throttleWindow:
+			d = o.d
+		case throttleClock:
+			t.clock = o.clock
+		case throttleRand:
+			t.src = o.src
+		}
+	}
+	t.w = newWindow(d, now(t.clock))
+	return t
+}
+
+// WithThrottle returns an Option that makes every attempt of the call ask t
+// first (see Throttle): a rejected attempt ends the call at once with an
+// *Error that matches ErrThrottled. A later WithThrottle replaces an
+// earlier one.
+//
+// WithThrottle panics if t is nil.
+func WithThrottle(t *Throttle) Option {
+	if t == nil {
+		panic("retry: WithThrottle: nil Throttle")
+	}
+	return Option{kind: throttleOption, ref: t}
+}
+
+// Probability returns the probability with which t rejects an attempt now:
+// max(0, (requests − K·accepts) / (requests + 1)) over the window. It reads
+// every count of the window, so it is exact but slower than an attempt's
+// own check; with calls in flight it may change as soon as it is read.
+func (t *Throttle) Probability() float64 {
+	tick := t.w.tick(now(t.clock))
+	r, a := t.w.sum(tick-(windowBuckets-1), tick)
+	return t.probability(r, a)
+}
+
+// String returns t's state for logs and debugging, in a form that stays
+// stable: "retry.Throttle{p: 0.25, K: 2}". A nil t gives "<nil>".
+func (t *Throttle) String() string {
+	if t == nil {
+		return "<nil>"
+	}
+	return "retry.Throttle{p: " + strconv.FormatFloat(t.Probability(), 'g', 4, 64) +
+		", K: " + strconv.FormatFloat(t.k, 'g', -1, 64) + "}"
+}
+
+// probability is the formula, for r requests and a accepts.
+func (t *Throttle) probability(r, a uint64) float64 {
+	fr := float64(r)
+	return max(0, (fr-t.k*float64(a))/(fr+1))
+}
+
+// throttleTicket is what an attempt that t let through reports its accept
+// with: the bucket and stripe its request was counted in, so that the
+// accept is counted with it.
+type throttleTicket struct {
+	tick   int64
+	stripe uint32
+	ok     bool // a ticket was issued
+}
+
+// admit counts one request and decides whether to reject it. It reads the
+// clock once, the cached counts of the window's past and the current
+// bucket's counts, and allocates nothing.
+func (t *Throttle) admit() (throttleTicket, bool) {
+	tick := t.w.tick(now(t.clock))
+	r, a, ok := t.past.load(tick)
+	if !ok {
+		r, a = t.w.sum(tick-(windowBuckets-1), tick-1)
+		t.past.store(tick, r, a)
+	}
+	cr, ca := t.w.bucket(tick)
+	p := t.probability(r+cr, a+ca)
+	s := t.w.stripe()
+	t.w.add(tick, s, 0)
+	if p > 0 && t.draw() < p {
+		return throttleTicket{}, false
+	}
+	return throttleTicket{tick: tick, stripe: s, ok: true}, true
+}
+
+// settle counts the outcome v of the attempt that got tk: an accept, or,
+// for an attempt ended by its caller's context, no request after all.
+func (t *Throttle) settle(tk throttleTicket, v verdict) {
+	if !tk.ok {
+		return
+	}
+	switch v {
+	case accepted:
+		t.w.add(tk.tick, tk.stripe, 1)
+	case neither:
+		t.w.remove(tk.tick, tk.stripe, 0)
+	}
+}
+
+// draw returns a number in [0, 1).
+func (t *Throttle) draw() float64 {
+	if t.src == nil {
+		return rand.Float64()
+	}
+	t.srcMu.Lock()
+	defer t.srcMu.Unlock()
+	return float64(t.src.Uint64()<<11>>11) / (1 << 53)
+}

@@ -1,0 +1,181 @@
+package retry
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// The sliding window that Throttle and Breaker count in: two event counts
+// over the last windowBuckets buckets of time, kept without a lock in
+// stripes, so that goroutines on different processors mostly write to
+// different cache lines.
+//
+// Each count of a bucket is one atomic word tagged with the bucket's tick
+// (tick<<32 | count): a writer that finds an older tick in the word starts
+// the bucket again from zero in the same compare-and-swap, so no goroutine
+// ever has to clear the ring and no count from an earlier turn of it is
+// ever read as current. Counts saturate at 2³²−1 per bucket and stripe.
+// Ticks are compared modulo 2³², so a word left untouched for exactly a
+// multiple of 2³² buckets would read as current: years for any window a
+// client would use.
+
+// windowBuckets is the number of buckets a window is cut into: the window
+// slides in steps of a sixteenth of its length.
+const windowBuckets = 16
+
+// maxStripes bounds the stripes of a window: reading the current bucket
+// reads one word of each.
+const maxStripes = 16
+
+// window counts two kinds of events (count 0 and count 1) over a sliding
+// window. It is safe for concurrent use.
+type window struct {
+	origin  time.Time     // tick 0 starts here, on the owner's clock
+	width   time.Duration // of a bucket, at least 1ns
+	mask    uint32        // stripes − 1
+	stripes []stripe
+}
+
+// stripe is one stripe's buckets, padded so that two stripes never share a
+// cache line.
+type stripe struct {
+	cells [windowBuckets][2]atomic.Uint64
+	_     [64]byte
+}
+
+// newWindow returns a window of length d starting at origin, with one
+// stripe per processor (a power of 2, at most maxStripes).
+func newWindow(d time.Duration, origin time.Time) window {
+	n := min(runtime.GOMAXPROCS(0), maxStripes)
+	n = 1 << bits.Len(uint(n-1)) // the next power of 2
+	return window{origin: origin, width: max(d/windowBuckets, 1), mask: uint32(n - 1), stripes: make([]stripe, n)}
+}
+
+// tick returns the bucket that t falls in.
+func (w *window) tick(t time.Time) int64 {
+	d := t.Sub(w.origin) // saturates
+	if d < 0 {
+		return int64((d+1)/w.width) - 1
+	}
+	return int64(d / w.width)
+}
+
+// stripe picks the stripe a goroutine writes to: at random, which keeps
+// concurrent writers apart as well as a processor's number would, and the
+// runtime's generator is per thread and lock-free.
+func (w *window) stripe() uint32 {
+	return rand.Uint32() & w.mask
+}
+
+// add adds one event of kind to bucket tick of stripe s. An event for a
+// bucket that the stripe has already left behind is dropped.
+func (w *window) add(tick int64, s uint32, kind int) {
+	word := &w.stripes[s].cells[tick&(windowBuckets-1)][kind]
+	tag := uint64(uint32(tick)) << 32
+	for {
+		old := word.Load()
+		next := tag | 1
+		switch ahead := int32(uint32(old>>32) - uint32(tick)); {
+		case ahead > 0:
+			return // a newer turn of the ring: too late to count
+		case ahead == 0:
+			if uint32(old) == math.MaxUint32 {
+				return
+			}
+			next = old + 1
+		}
+		if word.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// remove takes back one event of kind from bucket tick of stripe s, if the
+// stripe still counts that bucket and has one to take.
+func (w *window) remove(tick int64, s uint32, kind int) {
+	word := &w.stripes[s].cells[tick&(windowBuckets-1)][kind]
+	for {
+		old := word.Load()
+		if uint32(old>>32) != uint32(tick) || uint32(old) == 0 {
+			return
+		}
+		if word.CompareAndSwap(old, old-1) {
+			return
+		}
+	}
+}
+
+// bucket returns the counts of bucket tick, all stripes together.
+func (w *window) bucket(tick int64) (a, b uint64) {
+	tag := uint32(tick)
+	i := tick & (windowBuckets - 1)
+	for s := range w.stripes {
+		c := &w.stripes[s].cells[i]
+		if x := c[0].Load(); uint32(x>>32) == tag {
+			a += uint64(uint32(x))
+		}
+		if x := c[1].Load(); uint32(x>>32) == tag {
+			b += uint64(uint32(x))
+		}
+	}
+	return a, b
+}
+
+// sum returns the counts of buckets from to tick, both included, all
+// stripes together; buckets more than windowBuckets−1 before tick are not
+// in the window.
+func (w *window) sum(from, tick int64) (a, b uint64) {
+	for t := max(from, tick-(windowBuckets-1)); t <= tick; t++ {
+		x, y := w.bucket(t)
+		a += x
+		b += y
+	}
+	return a, b
+}
+
+// clear forgets every count. Writers that race with it may leave a count
+// or two behind.
+func (w *window) clear() {
+	for s := range w.stripes {
+		for i := range w.stripes[s].cells {
+			w.stripes[s].cells[i][0].Store(0)
+			w.stripes[s].cells[i][1].Store(0)
+		}
+	}
+}
+
+// pastSum caches the counts of the buckets of a window before tick, which
+// change only through late writes, so that a reader sums the current bucket
+// alone. It is a sequence lock: a reader that sees the sequence odd, or
+// changed, computes the sums itself.
+type pastSum struct {
+	seq  atomic.Uint64
+	tick atomic.Int64
+	a, b atomic.Uint64
+}
+
+// load returns the cached sums for tick, if they are there.
+func (p *pastSum) load(tick int64) (a, b uint64, ok bool) {
+	s := p.seq.Load()
+	if s&1 != 0 || s == 0 || p.tick.Load() != tick {
+		return 0, 0, false
+	}
+	a, b = p.a.Load(), p.b.Load()
+	return a, b, p.seq.Load() == s
+}
+
+// store caches the sums for tick, unless another goroutine is storing.
+func (p *pastSum) store(tick int64, a, b uint64) {
+	s := p.seq.Load()
+	if s&1 != 0 || !p.seq.CompareAndSwap(s, s+1) {
+		return
+	}
+	p.tick.Store(tick)
+	p.a.Store(a)
+	p.b.Store(b)
+	p.seq.Store(s + 2)
+}
