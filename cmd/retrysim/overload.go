@@ -22,16 +22,16 @@ import (
 // dependency), all reading the simulation's clock.
 //
 // The dependency serves capacity calls per second: a token bucket that
-// holds at most burstWindow of its rate; a call that finds no token is
-// refused at once (an overload error, a 503) and costs nothing. From warmup
-// on, for outage, its capacity drops to outageFactor of that, then comes
-// back. Every call, served or refused, takes latency to answer. Requests
-// arrive until outage+after past the outage's start, and the run lasts
-// until the last of them is done.
+// holds at most burst of its rate (a server that absorbs that much work at
+// once); a call that finds no token is refused at once (an overload error,
+// a 503) and costs nothing. From warmup on, for outage, its capacity drops
+// to outageFactor of that, then comes back. Every call, served or refused,
+// takes latency to answer. Requests arrive until outage+after past the
+// outage's start, and the run lasts until the last of them is done.
 //
 // The warm-up before the outage fills the windows of the throttles and the
 // breakers with healthy traffic, as in a service that has been running for
-// a while; it defaults to the throttle's window.
+// a while; by default it is as long as the Throttle's default window.
 
 // overloadStrategy names what each process puts in front of the dependency.
 type overloadStrategy string
@@ -46,10 +46,6 @@ const (
 
 // overloadStrategies is the comparison, in the order of the report.
 var overloadStrategies = []overloadStrategy{ovNone, ovBudget, ovThrottle, ovBreaker, ovBudgetThrottle}
-
-// burstWindow is how much of its rate the dependency's token bucket holds:
-// it serves at most rate·burstWindow calls at once (at least one).
-const burstWindow = 10 * time.Millisecond
 
 // bucket is the resolution of the goodput series and of recovery_s.
 const bucket = time.Second
@@ -68,6 +64,7 @@ type overloadConfig struct {
 	outage       time.Duration
 	after        time.Duration // requests keep arriving this long after the outage
 	latency      time.Duration // of every call, served or refused
+	burst        time.Duration // the token bucket holds this much of the capacity (at least one call)
 
 	attempts int           // per request, the first included
 	base     time.Duration // of the retry schedule
@@ -78,6 +75,7 @@ type overloadConfig struct {
 	throttleK     float64
 	throttleWin   time.Duration
 	breakerOpen   time.Duration // the breaker's fixed open period
+	breakerWin    time.Duration
 
 	seed       uint64
 	strategies []overloadStrategy
@@ -129,11 +127,11 @@ func (d *overloadServer) admit(now time.Duration) bool {
 			continue
 		}
 		rate := cfg.rateAt(d.last)
-		d.tokens = math.Min(d.tokens+rate*(edge-d.last).Seconds(), math.Max(rate*burstWindow.Seconds(), 1))
+		d.tokens = math.Min(d.tokens+rate*(edge-d.last).Seconds(), math.Max(rate*cfg.burst.Seconds(), 1))
 		d.last = edge
 	}
 	// A burst bigger than the new rate allows is cut when the rate drops.
-	d.tokens = math.Min(d.tokens, math.Max(cfg.rateAt(now)*burstWindow.Seconds(), 1))
+	d.tokens = math.Min(d.tokens, math.Max(cfg.rateAt(now)*cfg.burst.Seconds(), 1))
 	k := int(now / bucket)
 	d.calls = grow(d.calls, k)
 	d.served = grow(d.served, k)
@@ -180,6 +178,9 @@ func runOverload(cfg overloadConfig, done func()) []overloadResult {
 const (
 	streamOverloadArrivals = 1
 	streamOverloadJitter   = 2
+	// Process i's Throttle draws its rejections from stream
+	// streamOverloadThrottles+i.
+	streamOverloadThrottles = 1 << 32
 )
 
 // overloadOne simulates one strategy.
@@ -190,9 +191,9 @@ func overloadOne(cfg *overloadConfig, st overloadStrategy) overloadResult {
 	sched := retry.Exponential(cfg.base).Cap(cfg.limit).FullJitter(pcg(cfg.seed, streamOverloadJitter)).Take(cfg.attempts - 1)
 	procs := make([][]retry.Option, cfg.clients)
 	for i := range procs {
-		procs[i] = st.options(cfg, clock)
+		procs[i] = st.options(cfg, clock, pcg(cfg.seed, streamOverloadThrottles+uint64(i)))
 	}
-	dep := &overloadServer{cfg: cfg, tokens: math.Max(cfg.capacity*burstWindow.Seconds(), 1)}
+	dep := &overloadServer{cfg: cfg, tokens: math.Max(cfg.capacity*cfg.burst.Seconds(), 1)}
 	r := overloadResult{Strategy: string(st)}
 	var requests, successes, rejected int
 	end := cfg.warmup + cfg.outage + cfg.after
@@ -324,18 +325,31 @@ func recovery(cfg *overloadConfig, started, succeeded []int) *float64 {
 // localRefusal reports whether err ended a request without the dependency's
 // say: a budget, a throttle or a breaker refused it.
 func localRefusal(err error) bool {
-	return errors.Is(err, retry.ErrBudgetExhausted)
+	return errors.Is(err, retry.ErrBudgetExhausted) || errors.Is(err, retry.ErrThrottled) || errors.Is(err, retry.ErrOpen)
 }
 
 // options returns the options of one process under st: its own Budget,
-// Throttle or Breaker, reading clock.
-func (st overloadStrategy) options(cfg *overloadConfig, clock retry.Clock) []retry.Option {
+// Throttle or Breaker, reading clock; a Throttle draws from src.
+func (st overloadStrategy) options(cfg *overloadConfig, clock retry.Clock, src rand.Source) []retry.Option {
 	budget := func() retry.Option { return retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)) }
+	throttle := func() retry.Option {
+		return retry.WithThrottle(retry.NewThrottle(retry.ThrottleK(cfg.throttleK), retry.ThrottleWindow(cfg.throttleWin),
+			retry.ThrottleClock(clock), retry.ThrottleRand(src)))
+	}
 	switch st {
 	case ovNone:
 		return nil
 	case ovBudget:
 		return []retry.Option{budget()}
+	case ovThrottle:
+		return []retry.Option{throttle()}
+	case ovBreaker:
+		// A fixed open period; the Breaker's defaults for the ratio (0.5),
+		// the minimum of outcomes (20) and the probes (1).
+		return []retry.Option{retry.WithBreaker(retry.NewBreaker(retry.BreakerOpen(retry.Constant(cfg.breakerOpen)),
+			retry.BreakerWindow(cfg.breakerWin), retry.BreakerClock(clock)))}
+	case ovBudgetThrottle:
+		return []retry.Option{budget(), throttle()}
 	}
 	panic("retrysim: unknown overload strategy " + string(st))
 }

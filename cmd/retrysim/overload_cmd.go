@@ -23,7 +23,8 @@ each process keeps one of the following per dependency, on simulated time:
   none             nothing but the retries
   budget           NewBudget(-budget-ratio, -budget-reserve)
   throttle         NewThrottle(ThrottleK(-throttle-k), ThrottleWindow(-throttle-window))
-  breaker          NewBreaker(BreakerOpen(Constant(-breaker-open))), otherwise its defaults
+  breaker          NewBreaker(BreakerOpen(Constant(-breaker-open)), BreakerWindow(-breaker-window)),
+                   otherwise its defaults: ratio 0.5, 20 outcomes at least, 1 probe
   budget+throttle  both the budget and the throttle
 
 Reports the goodput (requests that succeeded, of those started from the
@@ -47,6 +48,7 @@ func runOverloadCmd(args []string, o *output) error {
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Minute, "healthy traffic before the outage, to fill the throttles' and breakers' windows")
 	fs.DurationVar(&cfg.outage, "outage", 30*time.Second, "how long the capacity stays down")
 	fs.DurationVar(&cfg.after, "after", time.Minute, "how long requests keep arriving after the outage")
+	fs.DurationVar(&cfg.burst, "burst", 100*time.Millisecond, "the dependency serves bursts of up to this much of its capacity at once (a token bucket)")
 	fs.DurationVar(&cfg.latency, "latency", 20*time.Millisecond, "time every call takes to answer, served or refused")
 	fs.IntVar(&cfg.attempts, "attempts", 3, "calls per request at most, the first included, in [1, 100]")
 	fs.DurationVar(&cfg.base, "base", 100*time.Millisecond, "base delay of the retry schedule")
@@ -56,6 +58,7 @@ func runOverloadCmd(args []string, o *output) error {
 	fs.Float64Var(&cfg.throttleK, "throttle-k", 2, "K of each process's Throttle: it refuses calls once requests exceed K × accepted")
 	fs.DurationVar(&cfg.throttleWin, "throttle-window", 2*time.Minute, "the window over which each Throttle counts requests and accepts")
 	fs.DurationVar(&cfg.breakerOpen, "breaker-open", 5*time.Second, "the fixed open period of each process's Breaker")
+	fs.DurationVar(&cfg.breakerWin, "breaker-window", time.Minute, "the window over which each Breaker counts outcomes")
 	list := fs.String("strategies", joinStrategies(overloadStrategies), "comma-separated strategies to compare")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
@@ -104,6 +107,8 @@ func (cfg *overloadConfig) validate() error {
 		return usagef("-outage %v is shorter than %v", cfg.outage, bucket)
 	case cfg.after < bucket:
 		return usagef("-after %v is shorter than %v", cfg.after, bucket)
+	case cfg.burst <= 0:
+		return usagef("-burst %v is not positive", cfg.burst)
 	case cfg.latency < 0:
 		return usagef("-latency %v is negative", cfg.latency)
 	case cfg.attempts < 1 || cfg.attempts > 100:
@@ -120,6 +125,8 @@ func (cfg *overloadConfig) validate() error {
 		return usagef("-throttle-window %v is not positive", cfg.throttleWin)
 	case cfg.breakerOpen <= 0:
 		return usagef("-breaker-open %v is not positive", cfg.breakerOpen)
+	case cfg.breakerWin <= 0:
+		return usagef("-breaker-window %v is not positive", cfg.breakerWin)
 	}
 	span := cfg.warmup + cfg.outage + cfg.after
 	if span > 24*time.Hour {
@@ -137,8 +144,8 @@ func printOverload(w io.Writer, cfg *overloadConfig, results []overloadResult) {
 		cfg.clients, cfg.rate, cfg.capacity)
 	fmt.Fprintf(w, "          after %v it serves %v%% of that (%v/s) for %v; requests arrive for %v more; every call takes %v\n",
 		cfg.warmup, round(cfg.outageFactor*100, 2), round(cfg.capacity*cfg.outageFactor, 2), cfg.outage, cfg.after, cfg.latency)
-	fmt.Fprintf(w, "          Exponential(%v).Cap(%v).FullJitter, %d attempts; budget %v/%d; throttle K %v over %v; breaker open %v; seed %d\n\n",
-		cfg.base, cfg.limit, cfg.attempts, cfg.budgetRatio, cfg.budgetReserve, cfg.throttleK, cfg.throttleWin, cfg.breakerOpen, cfg.seed)
+	fmt.Fprintf(w, "          Exponential(%v).Cap(%v).FullJitter, %d attempts; budget %v/%d; throttle K %v over %v; breaker open %v, window %v; seed %d\n\n",
+		cfg.base, cfg.limit, cfg.attempts, cfg.budgetRatio, cfg.budgetReserve, cfg.throttleK, cfg.throttleWin, cfg.breakerOpen, cfg.breakerWin, cfg.seed)
 	fmt.Fprintf(w, "%-16s %8s %12s %9s %9s\n", "strategy", "goodput", "outage load", "recovery", "rejected")
 	for _, r := range results {
 		rec := "never"
