@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -169,8 +170,8 @@ func printOverload(w io.Writer, cfg *overloadConfig, results []overloadResult) {
 			series[i] = r.calls[from:]
 		}
 	}
-	fmt.Fprintf(w, "calls reaching the dependency per second, from %v before the outage (log scale)\n", cfg.warmup-time.Duration(from)*bucket)
-	sparkRows(w, labels, series, 64, int(cfg.warmup/bucket)-from, "the outage begins")
+	fmt.Fprintf(w, "calls reaching the dependency per second, from %v before the outage (linear scale)\n", cfg.warmup-time.Duration(from)*bucket)
+	sparkRowsScaled(w, labels, series, 64, int(cfg.warmup/bucket)-from, "the outage begins", linearLevel)
 }
 
 // overloadPalette gives each strategy its color in the chart.
@@ -258,8 +259,13 @@ func overloadImage(path string, cfg *overloadConfig, results []overloadResult) e
 			}
 		}
 	}
+	var ticks plot.ConstantTicks
+	for t := math.Ceil(x(from)/10) * 10; t <= x(to); t += 10 {
+		ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
+	}
 	for _, p := range []*plot.Plot{calls, good} {
 		p.X.Min, p.X.Max = x(from), x(to)
+		p.X.Tick.Marker = ticks
 	}
 	calls.Y.Min, calls.Y.Max = ymin, ymax*1.3
 	good.Y.Min, good.Y.Max = 0, 105
