@@ -1,8 +1,8 @@
 // Command retrysim shows what a retry or hedging policy does to a fleet of
-// clients. It drives the real schedules, Retry, Budget and Latency of
-// github.com/seed-b8c8f69d/retry through discrete-event simulations in
-// simulated time, so nothing sleeps and every run is deterministic for a
-// given -seed.
+// clients. It drives the real schedules, Retry, Budget, Throttle, Breaker
+// and Latency of github.com/seed-b8c8f69d/retry through discrete-event
+// simulations in simulated time, so nothing sleeps and every run is
+// deterministic for a given -seed.
 //
 // Usage:
 //
