@@ -35,7 +35,12 @@ type Attempt struct {
 //   - the next wait would end after ctx's deadline: context.DeadlineExceeded,
 //     at once, without waiting in vain;
 //   - the next wait would end past MaxElapsed's limit: ErrMaxElapsed, at once;
-//   - a Budget refuses the retry: ErrBudgetExhausted.
+//   - a Budget refuses the retry: ErrBudgetExhausted;
+//   - a Throttle or a Breaker (see WithThrottle, WithBreaker) does not let
+//     an attempt through: ErrThrottled or ErrOpen, at once, taking no
+//     Budget token; before the first attempt, the *Error has no attempts
+//     and no last error. A Breaker that will still be open when the next
+//     wait ends gives up before the wait.
 //
 // On giving up, Retry returns the value of the last attempt along with the
 // error. It checks ctx before every attempt and never calls fn with a done

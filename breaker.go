@@ -239,7 +239,7 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 	if b.open == nil {
 		b.open = Exponential(5 * time.Second).Cap(2 * time.Minute)
 	}
-	b.w = newWindow(d, now(b.clock))
+	b.w = newWindow(d, origin(b.clock))
 	return b
 }
 
@@ -261,7 +261,7 @@ func WithBreaker(b *Breaker) Option {
 // the state may change as soon as it is read.
 func (b *Breaker) State() BreakerState {
 	word := b.state.Load()
-	if BreakerState(word&3) == CircuitOpen && b.left(now(b.clock)) <= 0 {
+	if _, at := b.w.now(b.clock, nil); BreakerState(word&3) == CircuitOpen && b.left(at) <= 0 {
 		if from, to, changed := b.halfOpen(); changed {
 			b.notify(from, to)
 		}
@@ -270,10 +270,10 @@ func (b *Breaker) State() BreakerState {
 	return BreakerState(word & 3)
 }
 
-// left returns the time left, at t, of the open period that the state
-// word's latest change began.
-func (b *Breaker) left(t time.Time) time.Duration {
-	return time.Duration(b.until.Load() - int64(t.Sub(b.w.origin)))
+// left returns the time left, at the time at after the window's origin, of
+// the latest open period.
+func (b *Breaker) left(at time.Duration) time.Duration {
+	return time.Duration(b.until.Load()) - at
 }
 
 // breakerTicket is what an attempt that b let through reports its outcome
@@ -286,36 +286,37 @@ type breakerTicket struct {
 	ok     bool // a ticket was issued
 }
 
-// admit decides whether to let an attempt through. If not, it returns how
+// admit decides whether to let an attempt through, reading the clock
+// through rd if not nil. If not, it returns how
 // long b stays open (0 if it is half-open).
-func (b *Breaker) admit() (breakerTicket, time.Duration, bool) {
-	t := now(b.clock)
+func (b *Breaker) admit(rd *reading) (breakerTicket, time.Duration, bool) {
+	tick, at := b.w.now(b.clock, rd)
 	word := b.state.Load()
 	switch BreakerState(word & 3) {
 	case CircuitClosed:
-		return breakerTicket{word: word, tick: b.w.tick(t), stripe: b.w.stripe(), ok: true}, 0, true
+		return breakerTicket{word: word, tick: tick, stripe: b.w.stripe(), ok: true}, 0, true
 	case CircuitOpen:
-		if left := b.left(t); left > 0 {
+		if left := b.left(at); left > 0 {
 			return breakerTicket{}, left, false
 		}
 		if from, to, changed := b.halfOpen(); changed {
 			b.notify(from, to)
 		}
 	}
-	return b.probe(t)
+	return b.probe(tick, at)
 }
 
 // probe lets a probe through if b is half-open with a slot free (or lets
 // any attempt through if b closed meanwhile).
-func (b *Breaker) probe(t time.Time) (breakerTicket, time.Duration, bool) {
+func (b *Breaker) probe(tick int64, at time.Duration) (breakerTicket, time.Duration, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	word := b.state.Load()
 	switch BreakerState(word & 3) {
 	case CircuitClosed:
-		return breakerTicket{word: word, tick: b.w.tick(t), stripe: b.w.stripe(), ok: true}, 0, true
+		return breakerTicket{word: word, tick: tick, stripe: b.w.stripe(), ok: true}, 0, true
 	case CircuitOpen:
-		return breakerTicket{}, max(b.left(t), 0), false
+		return breakerTicket{}, max(b.left(at), 0), false
 	}
 	if b.inflight+b.passed >= b.probes {
 		return breakerTicket{}, 0, false
@@ -330,7 +331,7 @@ func (b *Breaker) halfOpen() (from, to BreakerState, changed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	word := b.state.Load()
-	if BreakerState(word&3) != CircuitOpen || b.left(now(b.clock)) > 0 {
+	if _, at := b.w.now(b.clock, nil); BreakerState(word&3) != CircuitOpen || b.left(at) > 0 {
 		return 0, 0, false
 	}
 	b.inflight, b.passed = 0, 0
@@ -344,10 +345,11 @@ func (b *Breaker) set(word uint64, to BreakerState) {
 	b.state.Store((word>>2+1)<<2 | uint64(to))
 }
 
-// trip opens b, from the state of word, at t. The caller holds b.mu.
-func (b *Breaker) trip(word uint64, t time.Time) {
+// trip opens b, from the state of word, at the time at after the window's
+// origin. The caller holds b.mu.
+func (b *Breaker) trip(word uint64, at time.Duration) {
 	b.streak++
-	b.until.Store(int64(addSat(t.Sub(b.w.origin), b.period(b.streak))))
+	b.until.Store(int64(addSat(at, b.period(b.streak))))
 	b.set(word, CircuitOpen)
 }
 
@@ -392,8 +394,7 @@ func (b *Breaker) report(tk breakerTicket, v verdict) {
 
 // check opens b, closed in the state of word, if its window calls for it.
 func (b *Breaker) check(word uint64) {
-	t := now(b.clock)
-	tick := b.w.tick(t)
+	tick, at := b.w.now(b.clock, nil)
 	calls, failures := b.w.sum(tick-(windowBuckets-1), tick)
 	if calls < b.minCalls || float64(failures) < b.ratio*float64(calls) {
 		return
@@ -403,7 +404,7 @@ func (b *Breaker) check(word uint64) {
 		b.mu.Unlock()
 		return
 	}
-	b.trip(word, t)
+	b.trip(word, at)
 	b.mu.Unlock()
 	b.notify(CircuitClosed, CircuitOpen)
 }
@@ -426,7 +427,8 @@ func (b *Breaker) settle(word uint64, v verdict) (from, to BreakerState, changed
 		b.set(word, CircuitClosed)
 		return CircuitHalfOpen, CircuitClosed, true
 	case failed:
-		b.trip(word, now(b.clock))
+		_, at := b.w.now(b.clock, nil)
+		b.trip(word, at)
 		return CircuitHalfOpen, CircuitOpen, true
 	}
 	return 0, 0, false
@@ -445,7 +447,8 @@ func (b *Breaker) blocks(d time.Duration) (time.Duration, bool) {
 	if BreakerState(b.state.Load()&3) != CircuitOpen {
 		return 0, false
 	}
-	left := b.left(now(b.clock))
+	_, at := b.w.now(b.clock, nil)
+	left := b.left(at)
 	return left, left > d
 }
 

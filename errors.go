@@ -23,8 +23,9 @@ var ErrBudgetExhausted = errors.New("retry: budget exhausted")
 // was retryable: the schedule ran out or a MaxRetriesIf limit was reached
 // (ErrExhausted), the context ended or its deadline would pass during the
 // next wait (context.Canceled, context.DeadlineExceeded or the context's
-// cause), the next wait would end past MaxElapsed (ErrMaxElapsed), or a
-// Budget refused the retry (ErrBudgetExhausted).
+// cause), the next wait would end past MaxElapsed (ErrMaxElapsed), a
+// Budget refused the retry (ErrBudgetExhausted), or a Throttle or Breaker
+// did not let an attempt through (ErrThrottled, ErrOpen).
 //
 // An *Error unwraps to both the reason and the last error, so
 // errors.Is(err, ErrExhausted) and errors.Is(err, yourErr) both hold. Errors

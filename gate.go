@@ -6,67 +6,73 @@ import (
 )
 
 // gate is what a call's attempts ask of its Throttle and Breaker (either
-// may be nil), and the tickets of the attempt in flight.
+// may be nil).
 type gate struct {
-	t  *Throttle
-	b  *Breaker
+	t *Throttle
+	b *Breaker
+}
+
+// pass is what an attempt that a gate let through reports its outcome
+// with; the zero pass reports nothing.
+type pass struct {
 	tt throttleTicket
 	bt breakerTicket
 }
 
 // on reports whether g has anything to ask.
-func (g *gate) on() bool { return g.t != nil || g.b != nil }
+func (g gate) on() bool { return g.t != nil || g.b != nil }
 
-// enter asks whether the next attempt may be made: nil if so, or the reason
-// to give up with. The Breaker asks first, so that the requests a Throttle
+// enter asks whether an attempt may be made: a pass if so, or the reason to
+// give up with. The Breaker asks first, so that the requests a Throttle
 // counts while a Breaker is open do not make it reject the probes; an
-// attempt the Throttle then rejects gives its Breaker slot back.
-func (g *gate) enter() error {
+// attempt the Throttle then rejects gives its Breaker slot back. The two
+// share one reading of the real clock.
+func (g gate) enter() (pass, error) {
+	var rd reading
+	var p pass
 	if g.b != nil {
 		var left time.Duration
 		var ok bool
-		if g.bt, left, ok = g.b.admit(); !ok {
-			return openError(left)
+		if p.bt, left, ok = g.b.admit(&rd); !ok {
+			return pass{}, openError(left)
 		}
 	}
 	if g.t != nil {
 		var ok bool
-		if g.tt, ok = g.t.admit(); !ok {
+		if p.tt, ok = g.t.admit(&rd); !ok {
 			if g.b != nil {
-				g.b.report(g.bt, neither)
-				g.bt = breakerTicket{}
+				g.b.report(p.bt, neither)
 			}
-			return ErrThrottled
+			return pass{}, ErrThrottled
 		}
 	}
-	return nil
+	return p, nil
 }
 
-// leave reports the outcome of the attempt in flight.
-func (g *gate) leave(v verdict) {
+// leave reports the outcome v of the attempt that got p, and clears p.
+func (g gate) leave(p *pass, v verdict) {
 	if g.t != nil {
-		g.t.settle(g.tt, v)
-		g.tt = throttleTicket{}
+		g.t.settle(p.tt, v)
 	}
 	if g.b != nil {
-		g.b.report(g.bt, v)
-		g.bt = breakerTicket{}
+		g.b.report(p.bt, v)
 	}
+	*p = pass{}
 }
 
-// leaveAfter reports the outcome of the attempt in flight, which failed
+// leaveAfter reports the outcome of the attempt that got p, which failed
 // with err (or whose value IfValue rejected, if err is nil); done reports
 // whether the call ends on err without retrying it.
-func (g *gate) leaveAfter(ctx context.Context, err error, done bool) {
-	g.leave(verdictOf(ctx, err, done))
+func (g gate) leaveAfter(p *pass, ctx context.Context, err error, done bool) {
+	g.leave(p, verdictOf(ctx, err, done))
 }
 
-// abort reports the attempt in flight, if any, as counting for neither:
-// fn panicked, or the call ended some other way without reporting it. A
-// Breaker probe thus gives its slot back.
-func (g *gate) abort() {
-	if g.tt.ok || g.bt.ok {
-		g.leave(neither)
+// abort reports the attempt that got p, if it has not reported yet, as
+// counting for neither: fn panicked, or the call ended some other way
+// without reporting it. A Breaker probe thus gives its slot back.
+func (g gate) abort(p *pass) {
+	if p.tt.ok || p.bt.ok {
+		g.leave(p, neither)
 	}
 }
 

@@ -81,7 +81,14 @@ var ErrHedgeLost = errors.New("retry: hedge lost")
 // after its own timeout counts as a retryable failure), MaxPushback,
 // Observe (records every attempt that returns before Hedge or the caller
 // cancelled it), OnDone (Attempts counts the calls of fn, as the *Error's
-// does) and Discard. Hedge ignores MaxElapsed and MaxRetriesIf: its
+// does), Discard, and WithThrottle and WithBreaker: every attempt asks
+// them before it starts, on Hedge's goroutine. If the first attempt is not
+// let through, Hedge returns at once with an *Error of no attempts whose
+// reason matches ErrThrottled or ErrOpen; if a later one is not, no more
+// attempts start, those outstanding go on, and if none of them succeeds
+// Hedge gives up with that reason. An attempt Hedge cancels because another
+// won counts for neither, as one ended by the caller's context does.
+// Hedge ignores MaxElapsed and MaxRetriesIf: its
 // schedule alone bounds its attempts (bound its time with ctx's deadline).
 //
 // Every attempt runs on a goroutine of its own, never on the caller's, so
@@ -139,7 +146,23 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		}
 		return zero, err
 	}
-	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: cfg, wake: make(chan struct{}, 1)}
+	g := gate{t: cfg.throttle, b: cfg.breaker}
+	var first pass
+	if g.on() {
+		var reason error
+		if first, reason = g.enter(); reason != nil {
+			var zero T
+			err := newError(0, nil, reason)
+			if cfg.hasDone {
+				cfg.done(opts, time.Time{}, 0, err, reason)
+			}
+			return zero, err
+		}
+	}
+	h := &hedge[T]{ctx: ctx, fn: fn, release: release, cfg: cfg, gate: g, wake: make(chan struct{}, 1)}
+	if g.on() {
+		h.passes = append(h.passes, first)
+	}
 	if h.cfg.hasIf || h.cfg.hasHooks {
 		h.keep(opts)
 	}
@@ -236,6 +259,7 @@ type hedge[T any] struct {
 	fn      func(context.Context) (T, error)
 	release func(T) // Discard's, or nil
 	cfg     config
+	gate    gate            // WithThrottle's and WithBreaker's
 	actx    context.Context // the attempts' context, derived from ctx
 	cancel  context.CancelCauseFunc
 	wake    chan struct{}   // an attempt delivered an outcome, or the timer fired (capacity 1)
@@ -258,11 +282,12 @@ type hedge[T any] struct {
 	lastV       T             // and its value
 	v           T
 	err         error
-	sequential  bool // the clock is a FakeClock: no delay ever elapses
-	timerSet    bool // timer is set for the current wait and its firing not yet taken
-	refused     bool // a Budget refused an attempt
-	stopped     bool // a failure asked for no retry (a negative pushback): no attempt starts any more
-	done        bool // v and err are the result
+	sequential  bool  // the clock is a FakeClock: no delay ever elapses
+	timerSet    bool  // timer is set for the current wait and its firing not yet taken
+	refused     bool  // a Budget refused an attempt
+	blocked     error // the reason a Throttle or Breaker did not let an attempt through
+	stopped     bool  // a failure asked for no retry (a negative pushback): no attempt starts any more
+	done        bool  // v and err are the result
 
 	// Guarded by mu, except that Hedge's goroutine, their only writer once
 	// the call is over, reads over, calls and pending from then on
@@ -272,6 +297,7 @@ type hedge[T any] struct {
 	calls     int                // calls of fn begun; no more begin once over
 	pending   []outcome[T]       // delivered outcomes not handled yet
 	inline    [1]outcome[T]      // pending's first array
+	passes    []pass             // the gate's passes of the attempts launched and not yet taken
 	interrupt context.CancelFunc // ends the current sleep on a custom clock
 }
 
@@ -303,6 +329,7 @@ type outcome[T any] struct {
 	own   bool // it failed after its own AttemptTimeout expired
 	ended int8 // 0: it returned; endPanic or endGoexit: fn panicked or called runtime.Goexit
 	panic any
+	p     pass // from the call's gate, to report the outcome with
 }
 
 const (
@@ -348,13 +375,19 @@ func (h *hedge[T]) run() {
 // context is done, and delivers what fn did.
 func (h *hedge[T]) attempt() {
 	hedged := h.taken.Add(1) > 1 // every attempt after the first is a hedge
+	var o outcome[T]
 	h.mu.Lock()
+	if n := len(h.passes); n > 0 {
+		// Any pass will do: they differ only in when they were issued.
+		o.p, h.passes = h.passes[n-1], h.passes[:n-1]
+	}
 	skip := h.over || h.actx.Err() != nil
 	if !skip {
 		h.calls++
 	}
 	h.mu.Unlock()
 	if skip {
+		h.gate.abort(&o.p)
 		// Never call fn with a done context; a hedge that is not made
 		// costs no budget token, as a retry that is not made.
 		if hedged && h.cfg.budget != nil {
@@ -371,7 +404,6 @@ func (h *hedge[T]) attempt() {
 	if h.cfg.latency != nil {
 		start = h.cfg.now()
 	}
-	var o outcome[T]
 	returned := false
 	defer func() {
 		if returned {
@@ -388,6 +420,7 @@ func (h *hedge[T]) attempt() {
 		h.mu.Lock()
 		if h.over {
 			h.mu.Unlock()
+			h.gate.abort(&o.p)
 			return
 		}
 		o.ended = endGoexit
@@ -445,8 +478,10 @@ func (h *hedge[T]) signal() {
 	}
 }
 
-// drop releases a value nobody will read.
+// drop releases a value nobody will read; its outcome counts for neither
+// in the call's gate (Hedge cancelled the attempt, or the caller did).
 func (h *hedge[T]) drop(o outcome[T]) {
+	h.gate.abort(&o.p)
 	if o.success() && h.release != nil {
 		h.release(o.v)
 	}
@@ -487,17 +522,24 @@ func (h *hedge[T]) handle(o outcome[T]) (time.Duration, error) {
 	h.outstanding--
 	switch {
 	case o.ended == endPanic:
+		h.gate.abort(&o.p)
 		h.end(ErrHedgeLost)
 		panic(o.panic)
 	case o.ended == endGoexit:
+		h.gate.abort(&o.p)
 		h.end(ErrHedgeLost)
 		runtime.Goexit()
 	case o.err == nil:
+		h.gate.leave(&o.p, accepted)
 		h.finishWith(o.v, nil, ErrHedgeLost)
 		return 0, nil
 	}
 	permanent, pb := markers(o.err)
 	err := unmark(o.err)
+	answered := permanent || pb.refused() || !o.own && !h.retryable(err)
+	if h.gate.on() {
+		h.gate.leaveAfter(&o.p, h.ctx, err, answered)
+	}
 	if permanent || !o.own && !h.retryable(err) {
 		h.finishWith(o.v, err, ErrHedgeLost)
 		return 0, nil
@@ -781,7 +823,16 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 		h.giveUp(context.Cause(h.ctx))
 		return false
 	}
+	var p pass
+	if h.gate.on() {
+		var reason error
+		if p, reason = h.gate.enter(); reason != nil {
+			h.blocked = reason
+			return false
+		}
+	}
 	if h.cfg.budget != nil && !h.cfg.budget.withdraw() {
+		h.gate.abort(&p)
 		h.refused = true
 		return false
 	}
@@ -792,6 +843,11 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 				o.ref.(func(Attempt))(a)
 			}
 		}
+	}
+	if h.gate.on() {
+		h.mu.Lock()
+		h.passes = append(h.passes, p)
+		h.mu.Unlock()
 	}
 	h.launch()
 	return true
@@ -815,6 +871,9 @@ func (h *hedge[T]) drain() {
 			return
 		case h.outstanding == 0 && h.stopped:
 			h.finishWith(h.x.stopV, h.x.stopErr, ErrHedgeLost)
+			return
+		case h.outstanding == 0 && h.blocked != nil:
+			h.giveUp(h.blocked)
 			return
 		case h.outstanding == 0 && h.refused:
 			h.giveUp(ErrBudgetExhausted)
@@ -892,6 +951,7 @@ func (h *hedge[T]) finish() {
 	raise := -1
 	for i, o := range left {
 		if o.ended != 0 {
+			h.gate.abort(&o.p)
 			if raise < 0 {
 				raise = i
 			}

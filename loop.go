@@ -11,15 +11,15 @@ import (
 // started at start, whose first attempt failed with err (own: after its own
 // AttemptTimeout) or returned a value v that IfValue rejected (err is then
 // nil), through the general path: the schedule is ranged with the yield
-// function of a loop. Exactly one of fn and fnErr is set. g, if not nil, is
-// the call's gate, with the first attempt's tickets: general takes them
-// over, leaving g without any.
-func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool, g *gate) (T, error) {
+// function of a loop. Exactly one of fn and fnErr is set. p, if not nil,
+// is the first attempt's pass (see gate): general takes it over, leaving
+// *p empty.
+func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool, p *pass) (T, error) {
 	l := &loop[T]{v: v, fn: fn, fnErr: fnErr}
 	l.init(ctx, cfg, opts, start)
-	if g != nil && g.on() {
-		l.g, *g = *g, gate{}
-		defer l.g.abort()
+	if l.g = (gate{t: cfg.throttle, b: cfg.breaker}); l.g.on() {
+		l.p, *p = *p, pass{}
+		defer l.g.abort(&l.p)
 	}
 	if cfg.hasValue {
 		l.preds = valuePreds[T](opts)
@@ -88,29 +88,31 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 		}
 		return v, err
 	}
+	var p pass
 	g := gate{t: cfg.throttle, b: cfg.breaker}
 	if g.on() {
-		if reason := g.enter(); reason != nil {
+		var reason error
+		if p, reason = g.enter(); reason != nil {
 			err := newError(0, nil, reason)
 			if cfg.hasDone {
 				cfg.done(opts, time.Time{}, 0, err, reason)
 			}
 			return v, err
 		}
-		defer g.abort()
+		defer g.abort(&p)
 	}
 	start := cfg.begin()
 	v, err, own := attempt(ctx, fn, fnErr, cfg.attempt())
 	if err == nil && !(cfg.hasValue && rejected(opts, v)) {
 		if g.on() {
-			g.leave(accepted)
+			g.leave(&p, accepted)
 		}
 		if cfg.hasDone {
 			cfg.done(opts, start, 1, nil, nil)
 		}
 		return v, nil
 	}
-	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own, &g)
+	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own, &p)
 }
 
 // loop is the state of a Retry or Do call that retries through the general
@@ -132,7 +134,8 @@ type loop[T any] struct {
 	opts   []Option                         // a copy of the call's options, if If or OnRetry need them
 	start  time.Time                        // on the clock, when OnRetry needs Elapsed or MaxElapsed its limit
 	limits []limit                          // MaxRetriesIf's, with this call's counts
-	g      gate                             // WithThrottle's and WithBreaker's, with the attempt in flight's tickets
+	g      gate                             // WithThrottle's and WithBreaker's
+	p      pass                             // the attempt in flight's, from g
 	preds  []func(T) bool                   // IfValue's; nil without
 	state  atomic.Uint32                    // yieldOpen, yieldStopped or yieldEnded
 	fn     func(context.Context) (T, error) // Retry's
@@ -187,7 +190,7 @@ func (l *loop[T]) exceeded(err error) bool {
 func (l *loop[T]) fail(err error, own bool) (*pushbackError, error, bool) {
 	pb, out, done := l.runner.fail(l.ctx, l.opts, l.cfg.hasIf, err, own)
 	if l.g.on() {
-		l.g.leaveAfter(l.ctx, err, done)
+		l.g.leaveAfter(&l.p, l.ctx, err, done)
 	}
 	if !done && err != nil && l.limits != nil && l.exceeded(l.last) {
 		return nil, l.giveUp(ErrExhausted), true
@@ -227,7 +230,8 @@ func (l *loop[T]) step(d time.Duration) bool {
 		return false
 	}
 	if l.g.on() {
-		if reason := l.g.enter(); reason != nil {
+		var reason error
+		if l.p, reason = l.g.enter(); reason != nil {
 			// The retry is not made: its Budget token goes back.
 			if l.cfg.budget != nil {
 				l.cfg.budget.refund()
@@ -247,7 +251,7 @@ func (l *loop[T]) step(d time.Duration) bool {
 	l.n++
 	if err == nil && (l.preds == nil || !rejects(l.preds, l.v)) {
 		if l.g.on() {
-			l.g.leave(accepted)
+			l.g.leave(&l.p, accepted)
 		}
 		l.out, l.done = nil, true
 	} else {

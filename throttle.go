@@ -132,7 +132,7 @@ func NewThrottle(opts ...ThrottleOption) *Throttle {
 			t.src = o.src
 		}
 	}
-	t.w = newWindow(d, now(t.clock))
+	t.w = newWindow(d, origin(t.clock))
 	return t
 }
 
@@ -154,7 +154,7 @@ func WithThrottle(t *Throttle) Option {
 // every count of the window, so it is exact but slower than an attempt's
 // own check; with calls in flight it may change as soon as it is read.
 func (t *Throttle) Probability() float64 {
-	tick := t.w.tick(now(t.clock))
+	tick, _ := t.w.now(t.clock, nil)
 	r, a := t.w.sum(tick-(windowBuckets-1), tick)
 	return t.probability(r, a)
 }
@@ -185,10 +185,10 @@ type throttleTicket struct {
 }
 
 // admit counts one request and decides whether to reject it. It reads the
-// clock once, the cached counts of the window's past and the current
+// clock once (through rd, if not nil), the cached counts of the window's past and the current
 // bucket's counts, and allocates nothing.
-func (t *Throttle) admit() (throttleTicket, bool) {
-	tick := t.w.tick(now(t.clock))
+func (t *Throttle) admit(rd *reading) (throttleTicket, bool) {
+	tick, _ := t.w.now(t.clock, rd)
 	r, a, ok := t.past.load(tick)
 	if !ok {
 		r, a = t.w.sum(tick-(windowBuckets-1), tick-1)

@@ -55,9 +55,47 @@ func newWindow(d time.Duration, origin time.Time) window {
 	return window{origin: origin, width: max(d/windowBuckets, 1), mask: uint32(n - 1), stripes: make([]stripe, n)}
 }
 
-// tick returns the bucket that t falls in.
-func (w *window) tick(t time.Time) int64 {
-	d := t.Sub(w.origin) // saturates
+// monoBase is the origin of every window on the real clock, so that a
+// call's Throttle and Breaker can share one reading of it.
+var monoBase = time.Now()
+
+// origin returns the origin of a window on clock (nil: the real one).
+func origin(clock Clock) time.Time {
+	if clock == nil {
+		return monoBase
+	}
+	return clock.Now()
+}
+
+// reading is one reading of the real clock, made when first needed and
+// shared by a call's Throttle and Breaker: on some machines a reading costs
+// more than all the rest of their work.
+type reading struct {
+	d  time.Duration // since monoBase
+	ok bool
+}
+
+// now returns the bucket that now falls in, on clock (nil: the real one,
+// read through its monotonic clock only, which costs less than time.Now,
+// and through r if not nil), and the time since the window's origin.
+func (w *window) now(clock Clock, r *reading) (int64, time.Duration) {
+	var d time.Duration
+	switch {
+	case clock != nil:
+		d = clock.Now().Sub(w.origin) // saturates
+	case r == nil:
+		d = time.Since(monoBase)
+	case r.ok:
+		d = r.d
+	default:
+		d = time.Since(monoBase)
+		r.d, r.ok = d, true
+	}
+	return w.at(d), d
+}
+
+// at returns the bucket that the time d after the origin falls in.
+func (w *window) at(d time.Duration) int64 {
 	if d < 0 {
 		return int64((d+1)/w.width) - 1
 	}
