@@ -149,18 +149,20 @@ func TestOverloadThrottleNearK(t *testing.T) {
 
 // TestOverloadDefaultWindowsTooSlow checks what the README reports: with
 // the SRE book's 2-minute window, a 30s outage at 10% never makes the
-// Throttle reject anything. Over the window, the requests (about 1420/s
-// during the outage, 500/s before) stay below twice the accepts (100/s and
-// 500/s): at the end of the outage 90s·500 + 30s·1420 = 87600 requests
-// against 2·(90s·500 + 30s·100) = 96000.
+// Throttle reject anything. The fleet here is the default one at a fifth of
+// the rate and capacity, which changes none of the proportions: over the
+// window, the requests (about 2.8 per second and request rate during the
+// outage, every attempt counting, 1 before it) stay below twice the accepts
+// (0.2 and 1): at the end of the outage 90s·1 + 30s·2.8 = 174 against
+// 2·(90s·1 + 30s·0.2) = 192.
 func TestOverloadDefaultWindowsTooSlow(t *testing.T) {
 	cfg := smallOverload()
-	cfg.rate, cfg.capacity, cfg.clients = 500, 1000, 10
+	cfg.rate, cfg.capacity, cfg.clients, cfg.burst = 100, 200, 10, 500*time.Millisecond
 	cfg.warmup, cfg.outage, cfg.after = 2*time.Minute, 30*time.Second, 10*time.Second
 	cfg.throttleWin = 2 * time.Minute
 	r := overloadOne(&cfg, ovThrottle)
-	if r.RejectedPct != 0 {
-		t.Errorf("the throttle refused %v%% of the requests, want none", r.RejectedPct)
+	if r.RejectedPct != 0 || r.OutageLoadX < 13 {
+		t.Errorf("the throttle refused %v%% of the requests, outage load %v×; want none refused, the load of none", r.RejectedPct, r.OutageLoadX)
 	}
 	cfg.outage = 90 * time.Second // long enough to catch up with
 	if r := overloadOne(&cfg, ovThrottle); r.RejectedPct < 10 {
