@@ -193,10 +193,13 @@ func TestBadCommandLine(t *testing.T) {
 		{"overload no clients", []string{"overload", "-clients", "0"}, "overload: -clients 0 is outside [1, 10000]"},
 		{"overload zero rate", []string{"overload", "-rate", "0"}, "overload: -rate 0 is not a positive number"},
 		{"overload infinite capacity", []string{"overload", "-capacity", "+Inf"}, "overload: -capacity +Inf is not a positive number"},
-		{"overload outage capacity", []string{"overload", "-outage-capacity", "1.5"}, "overload: -outage-capacity 1.5 is outside [0, 1]"},
+		{"overload outage capacity", []string{"overload", "-outage-capacity", "1.5"}, "overload: -outage-capacity 1.5 is outside (0, 1]"},
+		{"overload no outage capacity", []string{"overload", "-outage-capacity", "0"}, "overload: -outage-capacity 0 is outside (0, 1]"},
 		{"overload short outage", []string{"overload", "-outage", "10ms"}, "overload: -outage 10ms is shorter than 1s"},
 		{"overload zero burst", []string{"overload", "-burst", "0s"}, "overload: -burst 0s is not positive"},
-		{"overload small K", []string{"overload", "-throttle-k", "0.5"}, "overload: -throttle-k 0.5 is not a number of 1 or more"},
+		{"overload small K", []string{"overload", "-throttle-k", "0.5"}, "overload: -throttle-k 0.5 is outside [1, 1e+09]"},
+		{"overload huge K", []string{"overload", "-throttle-k", "1e10"}, "overload: -throttle-k 1e+10 is outside [1, 1e+09]"},
+		{"overload NaN K", []string{"overload", "-throttle-k", "NaN"}, "overload: -throttle-k NaN is outside [1, 1e+09]"},
 		{"overload zero window", []string{"overload", "-throttle-window", "0s"}, "overload: -throttle-window 0s is not positive"},
 		{"overload zero open", []string{"overload", "-breaker-open", "0s"}, "overload: -breaker-open 0s is not positive"},
 		{"overload too many requests", []string{"overload", "-rate", "1e6"}, "more than 10000000"},
@@ -297,6 +300,18 @@ func TestProcess(t *testing.T) {
 			t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, stdout)
 		}
 	})
+}
+
+// TestMaxThrottleK checks maxThrottleK against retry.ThrottleK, which
+// panics above it: a K validate accepts must not panic there.
+func TestMaxThrottleK(t *testing.T) {
+	_ = retry.ThrottleK(maxThrottleK)
+	defer func() {
+		if recover() == nil {
+			t.Errorf("ThrottleK(%v) did not panic: maxThrottleK is out of date", maxThrottleK*2)
+		}
+	}()
+	_ = retry.ThrottleK(maxThrottleK * 2)
 }
 
 // TestMinBudgetRatio checks minBudgetRatio against retry.NewBudget, which

@@ -39,13 +39,17 @@ SVG or PNG image (by extension).`
 // million requests and strategy.
 const maxOverloadRequests = 10_000_000
 
+// maxThrottleK is the largest K that retry.ThrottleK accepts; it panics
+// above it.
+const maxThrottleK = 1e9
+
 func runOverloadCmd(args []string, o *output) error {
 	fs := newFlagSet("overload")
 	cfg := overloadConfig{}
 	fs.IntVar(&cfg.clients, "clients", 10, "processes in the fleet, each with its own budget, throttle or breaker, in [1, 10000]")
 	fs.Float64Var(&cfg.rate, "rate", 500, "requests per second from the whole fleet")
 	fs.Float64Var(&cfg.capacity, "capacity", 1000, "calls per second the healthy dependency serves")
-	fs.Float64Var(&cfg.outageFactor, "outage-capacity", 0.1, "the share of -capacity left during the outage, in [0, 1]")
+	fs.Float64Var(&cfg.outageFactor, "outage-capacity", 0.1, "the share of -capacity left during the outage, in (0, 1]")
 	fs.DurationVar(&cfg.warmup, "warmup", 2*time.Minute, "healthy traffic before the outage, to fill the throttles' and breakers' windows")
 	fs.DurationVar(&cfg.outage, "outage", 30*time.Second, "how long the capacity stays down")
 	fs.DurationVar(&cfg.after, "after", time.Minute, "how long requests keep arriving after the outage")
@@ -100,8 +104,9 @@ func (cfg *overloadConfig) validate() error {
 		return usagef("-rate %v is not a positive number", cfg.rate)
 	case !finite(cfg.capacity) || cfg.capacity <= 0:
 		return usagef("-capacity %v is not a positive number", cfg.capacity)
-	case !(cfg.outageFactor >= 0 && cfg.outageFactor <= 1):
-		return usagef("-outage-capacity %v is outside [0, 1]", cfg.outageFactor)
+	case !(cfg.outageFactor > 0 && cfg.outageFactor <= 1):
+		// 0 would leave the outage load without a capacity to compare with.
+		return usagef("-outage-capacity %v is outside (0, 1]", cfg.outageFactor)
 	case cfg.warmup < 0:
 		return usagef("-warmup %v is negative", cfg.warmup)
 	case cfg.outage < bucket:
@@ -120,8 +125,8 @@ func (cfg *overloadConfig) validate() error {
 		return usagef("-cap %v is less than -base %v", cfg.limit, cfg.base)
 	case cfg.budgetReserve < 0:
 		return usagef("-budget-reserve %d is negative", cfg.budgetReserve)
-	case !(cfg.throttleK >= 1) || !finite(cfg.throttleK):
-		return usagef("-throttle-k %v is not a number of 1 or more", cfg.throttleK)
+	case !(cfg.throttleK >= 1 && cfg.throttleK <= maxThrottleK):
+		return usagef("-throttle-k %v is outside [1, %v]", cfg.throttleK, maxThrottleK)
 	case cfg.throttleWin <= 0:
 		return usagef("-throttle-window %v is not positive", cfg.throttleWin)
 	case cfg.breakerOpen <= 0:
