@@ -203,6 +203,7 @@ func TestBadCommandLine(t *testing.T) {
 		{"overload zero window", []string{"overload", "-throttle-window", "0s"}, "overload: -throttle-window 0s is not positive"},
 		{"overload zero open", []string{"overload", "-breaker-open", "0s"}, "overload: -breaker-open 0s is not positive"},
 		{"overload too many requests", []string{"overload", "-rate", "1e6"}, "more than 10000000"},
+		{"overload endless request", []string{"overload", "-cap", "1000h"}, "overload: a request could last 3 × (-latency 20ms + -cap 1000h0m0s), more than a day"},
 		{"overload no attempts", []string{"overload", "-attempts", "0"}, "overload: -attempts 0 is outside [1, 100]"},
 		{"overload unknown strategy", []string{"overload", "-strategies", "none,full"}, `overload: unknown strategy "full"`},
 		{"overload tiny budget", []string{"overload", "-budget-ratio", "1e-7"}, "overload: -budget-ratio 1e-07 is below 1e-06"},

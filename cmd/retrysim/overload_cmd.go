@@ -138,6 +138,11 @@ func (cfg *overloadConfig) validate() error {
 	if span > 24*time.Hour {
 		return usagef("-warmup, -outage and -after add up to %v, more than a day", span)
 	}
+	// The counts are kept per second until the last request ends, at most
+	// this long after the arrivals stop.
+	if last := float64(cfg.attempts) * float64(cfg.latency+cfg.limit); last > float64(24*time.Hour) {
+		return usagef("a request could last %d × (-latency %v + -cap %v), more than a day", cfg.attempts, cfg.latency, cfg.limit)
+	}
 	if n := cfg.rate * span.Seconds(); n > maxOverloadRequests {
 		return usagef("-rate %v over %v makes %.0f requests, more than %d", cfg.rate, span, n, maxOverloadRequests)
 	}
