@@ -140,7 +140,7 @@ func (cfg *overloadConfig) validate() error {
 	}
 	// The counts are kept per second until the last request ends, at most
 	// this long after the arrivals stop.
-	if last := float64(cfg.attempts) * float64(cfg.latency+cfg.limit); last > float64(24*time.Hour) {
+	if last := float64(cfg.attempts) * (float64(cfg.latency) + float64(cfg.limit)); last > float64(24*time.Hour) {
 		return usagef("a request could last %d × (-latency %v + -cap %v), more than a day", cfg.attempts, cfg.latency, cfg.limit)
 	}
 	if n := cfg.rate * span.Seconds(); n > maxOverloadRequests {
