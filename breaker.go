@@ -63,10 +63,11 @@ func (s BreakerState) String() string {
 // first again; if one fails it opens again, for the next period.
 //
 // What counts: an attempt that succeeded, or that failed with an error the
-// call does not retry (Permanent, rejected by If, or a server's request not
-// to retry) is a success: the dependency answered. An attempt that failed
-// with an error the call would retry (such as a timeout, including its own
-// AttemptTimeout) is a failure. An attempt that ended because the caller's
+// call does not retry (Permanent, or rejected by If) is a success: the
+// dependency answered. An attempt that failed with an error the call would
+// retry (such as a timeout, including its own AttemptTimeout), or with a
+// server's request not to retry (a negative RetryAfter: pushback), is a
+// failure. An attempt that ended because the caller's
 // context ended counts as neither, and a probe that ends so gives its slot
 // back, so callers that give up cannot trip the Breaker. Every attempt of a
 // call asks: the first one, each retry, and each attempt Hedge starts; an
@@ -75,8 +76,9 @@ func (s BreakerState) String() string {
 //
 // An attempt the Breaker does not let through is not made: the call ends at
 // once, without waiting and without taking a Budget token, with an *Error
-// whose reason matches ErrOpen. A retry that would wait past the end of no
-// open period either is not waited for.
+// whose reason matches ErrOpen. A retry asks when its wait is over; if the
+// Breaker is open and will still be open then, the call ends before the
+// wait instead.
 //
 // A Breaker reads the time from its clock (see BreakerClock) and moves from
 // open to half-open when an attempt, or State, finds the open period over.
@@ -465,14 +467,19 @@ const (
 // verdictOf returns what an attempt that failed with err (or whose value
 // IfValue rejected, if err is nil) counts as; done reports whether the call
 // ends on err without retrying it (checked before any MaxRetriesIf limit).
+// A server's request not to retry (a negative pushback) is a failure: it
+// is pushback, the sign of a server shedding load.
 func verdictOf(ctx interface{ Err() error }, err error, done bool) verdict {
 	switch {
 	case err == nil:
 		return accepted
 	case ctx.Err() != nil:
 		return neither
-	case done:
-		return accepted
+	case !done:
+		return failed
 	}
-	return failed
+	if permanent, pb := markers(err); !permanent && pb.refused() {
+		return failed
+	}
+	return accepted
 }

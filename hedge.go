@@ -536,7 +536,7 @@ func (h *hedge[T]) handle(o outcome[T]) (time.Duration, error) {
 	}
 	permanent, pb := markers(o.err)
 	err := unmark(o.err)
-	answered := permanent || pb.refused() || !o.own && !h.retryable(err)
+	answered := permanent || !pb.refused() && !o.own && !h.retryable(err)
 	if h.gate.on() {
 		h.gate.leaveAfter(&o.p, h.ctx, err, answered)
 	}

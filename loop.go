@@ -229,14 +229,19 @@ func (l *loop[T]) step(d time.Duration) bool {
 		l.state.Store(yieldStopped)
 		return false
 	}
-	if l.g.on() {
-		var reason error
-		if l.p, reason = l.g.enter(); reason != nil {
-			// The retry is not made: its Budget token goes back.
+	if l.g.b != nil {
+		// The Breaker is asked after the wait, when the retry is due; the
+		// Throttle was asked before (see wait).
+		var left time.Duration
+		var ok bool
+		if l.p.bt, left, ok = l.g.b.admit(nil); !ok {
+			// The retry is not made: its Budget token goes back, and its
+			// request to the Throttle is taken back.
 			if l.cfg.budget != nil {
 				l.cfg.budget.refund()
 			}
-			l.out, l.done = l.giveUp(reason), true
+			l.g.abort(&l.p)
+			l.out, l.done = l.giveUp(openError(left)), true
 			l.state.Store(yieldStopped)
 			return false
 		}
@@ -280,10 +285,19 @@ func (l *loop[T]) wait(d time.Duration) (error, bool) {
 			out = l.giveUp(openError(left))
 		}
 	}
+	if out == nil && c.throttle != nil {
+		// The Throttle decides before the wait, so that a rejected retry
+		// is not waited for; its request counts from now.
+		var ok bool
+		if l.p.tt, ok = c.throttle.admit(nil); !ok {
+			out = l.giveUp(ErrThrottled)
+		}
+	}
 	if out == nil {
 		out = l.spend(c.budget)
 	}
 	if out != nil {
+		l.g.abort(&l.p) // a request admitted for a retry refused after all
 		return out, true
 	}
 	if c.hasHooks {

@@ -3,30 +3,55 @@ package retry
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // BenchmarkThrottle measures a Throttle's own work per attempt (asking it,
-// then reporting an accept) on the real clock, from 1, 2 and 8 goroutines
-// at once (b.SetParallelism, with the default GOMAXPROCS; run with
-// -cpu 1,2,8 to vary GOMAXPROCS too). A healthy dependency: the
-// probability stays 0.
+// then reporting an accept) from 1, 2 and 8 goroutines at once
+// (b.SetParallelism: goroutines per GOMAXPROCS; run with -cpu 1,2,8 to vary
+// GOMAXPROCS too). A healthy dependency: the probability stays 0. On the
+// real clock, reading the time is part of the work; with clock=frozen (a
+// Clock whose Now returns a constant) it is not, which shows the cost of
+// the counters alone. BenchmarkClockRead is the reading alone.
 func BenchmarkThrottle(b *testing.B) {
-	for _, g := range []int{1, 2, 8} {
-		b.Run("goroutines="+itoa(g), func(b *testing.B) {
-			th := NewThrottle()
-			b.ReportAllocs()
-			b.SetParallelism(g)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					tk, ok := th.admit(nil)
-					if ok {
-						th.settle(tk, accepted)
+	for _, clock := range []struct {
+		name string
+		c    Clock
+	}{{"real", nil}, {"frozen", frozenClock{epoch}}} {
+		for _, g := range []int{1, 2, 8} {
+			b.Run("clock="+clock.name+"/goroutines="+itoa(g), func(b *testing.B) {
+				th := NewThrottle(ThrottleClock(clock.c))
+				b.ReportAllocs()
+				b.SetParallelism(g)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						tk, ok := th.admit(nil)
+						if ok {
+							th.settle(tk, accepted)
+						}
 					}
-				}
+				})
 			})
-		})
+		}
 	}
 }
+
+// BenchmarkClockRead is what the Throttle and the Breaker pay to read the
+// real clock once.
+func BenchmarkClockRead(b *testing.B) {
+	b.ReportAllocs()
+	var d time.Duration
+	for b.Loop() {
+		d += time.Since(monoBase)
+	}
+	_ = d
+}
+
+// frozenClock is a Clock whose time never moves.
+type frozenClock struct{ t time.Time }
+
+func (c frozenClock) Now() time.Time                                   { return c.t }
+func (c frozenClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
 // BenchmarkBreaker is BenchmarkThrottle for a closed Breaker, each attempt
 // a success.

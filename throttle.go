@@ -29,16 +29,21 @@ var ErrThrottled = errors.New("retry: throttled")
 // answers again the accepts bring the probability down.
 //
 // What counts as an accept: an attempt that succeeded, or that failed with an
-// error the call does not retry (Permanent, rejected by If, or a server's
-// request not to retry, see RetryAfter): the dependency answered, even if the
-// answer is "no". An attempt that failed with an error the call would retry
-// (such as a timeout, including its own AttemptTimeout, or a 503) is a
-// request without an accept. An attempt that ended because the caller's
-// context ended counts as a request only. Every attempt of a call asks: the
-// first one, each retry, and each attempt Hedge starts. A rejected attempt
-// is not made: the call ends at once, without waiting and without taking a
-// Budget token, with an *Error that matches ErrThrottled (and, for a
-// rejected retry, the last error). It is never retried by that call.
+// error the call does not retry (Permanent, or rejected by If): the
+// dependency answered, even if the answer is "no". An attempt that failed
+// with an error the call would retry (such as a timeout, including its own
+// AttemptTimeout, or a 503), or with a server's request not to retry (a
+// negative RetryAfter: pushback), is a request without an accept. An attempt that ended because the caller's
+// context ended counts for nothing: its request is taken back, so callers
+// that give up cannot raise the probability.
+//
+// Every attempt of a call asks: the first one, each retry (before its wait,
+// so that a rejected retry is not waited for), and each attempt Hedge
+// starts. A rejected attempt is not made: the call ends at once, without
+// waiting and without taking a Budget token, with an *Error that matches
+// ErrThrottled (and, for a rejected retry, the last error). It is never
+// retried by that call. A rejected attempt still counts as a request: that
+// is what keeps the attempts sent near K times the accepts.
 //
 // The window slides in steps of a sixteenth of its length. The counts are
 // kept in atomic counters striped across processors, with no lock: asking
@@ -185,23 +190,29 @@ type throttleTicket struct {
 }
 
 // admit counts one request and decides whether to reject it. It reads the
-// clock once (through rd, if not nil), the cached counts of the window's past and the current
-// bucket's counts, and allocates nothing.
+// clock once (through rd, if not nil), the cached counts of the window's
+// past and the current bucket's counts, and allocates nothing.
 func (t *Throttle) admit(rd *reading) (throttleTicket, bool) {
 	tick, _ := t.w.now(t.clock, rd)
-	r, a, ok := t.past.load(tick)
-	if !ok {
-		r, a = t.w.sum(tick-(windowBuckets-1), tick-1)
-		t.past.store(tick, r, a)
-	}
-	cr, ca := t.w.bucket(tick)
-	p := t.probability(r+cr, a+ca)
+	p := t.current(tick)
 	s := t.w.stripe()
 	t.w.add(tick, s, 0)
 	if p > 0 && t.draw() < p {
 		return throttleTicket{}, false
 	}
 	return throttleTicket{tick: tick, stripe: s, ok: true}, true
+}
+
+// current returns the probability in bucket tick from the cached counts
+// of the window's past and the current bucket's.
+func (t *Throttle) current(tick int64) float64 {
+	r, a, ok := t.past.load(tick)
+	if !ok {
+		r, a = t.w.sum(tick-(windowBuckets-1), tick-1)
+		t.past.store(tick, r, a)
+	}
+	cr, ca := t.w.bucket(tick)
+	return t.probability(r+cr, a+ca)
 }
 
 // settle counts the outcome v of the attempt that got tk: an accept, or,

@@ -2,9 +2,10 @@ package retry
 
 import (
 	"context"
-
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -22,25 +23,81 @@ func throttled(t *testing.T, th *Throttle, clock Clock, n int, err error) int {
 	return reached
 }
 
+// counts returns the requests and accepts in th's window now.
+func (t *Throttle) counts() (requests, accepts uint64) {
+	tick, _ := t.w.now(t.clock, nil)
+	return t.w.sum(tick-(windowBuckets-1), tick)
+}
+
 func TestThrottleProbability(t *testing.T) {
 	clock := NewFakeClock(epoch)
 	th := NewThrottle(ThrottleClock(clock), ThrottleRand(rand.NewPCG(1, 2)))
 	assert.Zero(t, th.Probability())
-	// 10 successes: 10 requests, 10 accepts.
 	require.Equal(t, 10, throttled(t, th, clock, 10, nil))
 	assert.Zero(t, th.Probability())
-	// Permanent errors and errors If rejects are the dependency's answers.
-	_ = Do(t.Context(), Constant(0), func(context.Context) error { return Permanent(errBoom) }, WithThrottle(th), WithClock(clock))
-	_ = Do(t.Context(), Constant(0), func(context.Context) error { return errBoom }, WithThrottle(th), WithClock(clock),
-		If(func(error) bool { return false }))
-	assert.Zero(t, th.Probability())
-	// 12 requests, 12 accepts: 12 more requests without accepts make
-	// (24 − 2·12)/25 = 0, the 13th (25 − 24)/26.
-	reached := throttled(t, th, clock, 12, errBoom)
-	require.Equal(t, 12, reached)
+	// 10 requests, 10 accepts: 10 more requests without an accept make
+	// (20 − 2·10)/21 = 0, the 11th (21 − 20)/22.
+	require.Equal(t, 10, throttled(t, th, clock, 10, errBoom))
 	assert.Zero(t, th.Probability())
 	throttled(t, th, clock, 1, errBoom)
-	assert.InDelta(t, 1.0/26, th.Probability(), 1e-12)
+	assert.InDelta(t, 1.0/22, th.Probability(), 1e-15)
+	assert.Equal(t, "retry.Throttle{p: 0.04545, K: 2}", th.String())
+	assert.Equal(t, "<nil>", (*Throttle)(nil).String())
+
+	t.Run("K", func(t *testing.T) {
+		th := NewThrottle(ThrottleClock(clock), ThrottleK(1.5))
+		throttled(t, th, clock, 10, nil)
+		throttled(t, th, clock, 6, errBoom)
+		assert.InDelta(t, (16-15.0)/17, th.Probability(), 1e-15)
+	})
+}
+
+// TestThrottleWhatCounts pins what a Throttle counts as a request and as
+// an accept.
+func TestThrottleWhatCounts(t *testing.T) {
+	clock := NewFakeClock(epoch)
+	th := NewThrottle(ThrottleClock(clock))
+	do := func(fn func(context.Context) error, opts ...Option) {
+		_ = Do(t.Context(), Constant(0).Take(1), fn, append(opts, WithThrottle(th), WithClock(clock))...)
+	}
+	type counts struct{ requests, accepts uint64 }
+	get := func() counts { r, a := th.counts(); return counts{r, a} }
+	do(func(context.Context) error { return nil })
+	assert.Equal(t, counts{1, 1}, get(), "a success")
+	do(func(context.Context) error { return Permanent(errBoom) })
+	assert.Equal(t, counts{2, 2}, get(), "a Permanent error: an answer")
+	do(func(context.Context) error { return errBoom }, If(func(error) bool { return false }))
+	assert.Equal(t, counts{3, 3}, get(), "an error If rejects: an answer")
+	do(func(context.Context) error { return RetryAfter(errBoom, -1) })
+	assert.Equal(t, counts{4, 3}, get(), "a server's \"don't retry\": pushback")
+	do(func(context.Context) error { return errBoom })
+	assert.Equal(t, counts{6, 3}, get(), "a retryable error, retried once: 2 requests")
+	ctx, cancel := context.WithCancel(t.Context())
+	_ = Do(ctx, Constant(0), func(context.Context) error { cancel(); return context.Canceled }, WithThrottle(th), WithClock(clock))
+	assert.Equal(t, counts{6, 3}, get(), "ended by the caller's context: nothing")
+	synctest.Test(t, func(t *testing.T) {
+		th := NewThrottle()
+		_ = Do(t.Context(), Delays(), func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+			AttemptTimeout(time.Second), WithThrottle(th), If(func(error) bool { return false }))
+		r, a := th.counts()
+		assert.Equal(t, counts{1, 0}, counts{r, a}, "an attempt's own timeout: no accept, whatever If says")
+	})
+}
+
+// TestThrottleCancelledBurst checks that callers who give up raise no
+// rejection probability: a burst of calls whose context ends during their
+// attempt counts for nothing.
+func TestThrottleCancelledBurst(t *testing.T) {
+	clock := NewFakeClock(epoch)
+	th := NewThrottle(ThrottleClock(clock))
+	for range 1000 {
+		ctx, cancel := context.WithCancel(t.Context())
+		err := Do(ctx, Constant(0), func(ctx context.Context) error { cancel(); return ctx.Err() }, WithThrottle(th), WithClock(clock))
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	assert.Zero(t, th.Probability())
+	r, a := th.counts()
+	assert.Zero(t, r+a)
 }
 
 func TestThrottleRejects(t *testing.T) {
@@ -48,26 +105,124 @@ func TestThrottleRejects(t *testing.T) {
 	th := NewThrottle(ThrottleClock(clock), ThrottleRand(rand.NewPCG(1, 2)))
 	throttled(t, th, clock, 100, errBoom)
 	// No accepts: p = R/(R+1) with R = 100 requests, rejected ones included.
-	assert.InDelta(t, 100.0/101, th.Probability(), 1e-12)
-	calls := 0
-	err := Do(t.Context(), Constant(0).Take(3), func(context.Context) error { calls++; return errBoom },
-		WithThrottle(th), WithClock(clock))
-	var e *Error
-	for calls == 1 { // the 1% that went through: try again
-		calls = 0
-		err = Do(t.Context(), Constant(0).Take(3), func(context.Context) error { calls++; return errBoom },
-			WithThrottle(th), WithClock(clock))
-	}
-	require.ErrorAs(t, err, &e)
-	assert.ErrorIs(t, err, ErrThrottled)
-	assert.Zero(t, e.Attempts)
-	assert.Zero(t, calls)
-	assert.Empty(t, clock.Sleeps(), "a rejected call does not wait")
+	assert.InDelta(t, 100.0/101, th.Probability(), 1e-15)
+	r, _ := th.counts()
+	assert.Equal(t, uint64(100), r)
+
+	t.Run("before the first attempt", func(t *testing.T) {
+		budget := NewBudget(0.5, 10)
+		var outcome Outcome
+		calls := 0
+		var err error
+		for calls = 1; calls > 0; { // the 1% let through: again
+			calls = 0
+			err = Do(t.Context(), Constant(0).Take(3), func(context.Context) error { calls++; return errBoom },
+				WithThrottle(th), WithClock(clock), WithBudget(budget), OnDone(func(o Outcome) { outcome = o }))
+		}
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.ErrorIs(t, err, ErrThrottled)
+		assert.Zero(t, e.Attempts)
+		assert.Nil(t, e.Last)
+		assert.Empty(t, clock.Sleeps(), "a rejected call does not wait")
+		assert.Equal(t, ErrThrottled, outcome.Reason)
+		assert.Equal(t, err, outcome.Err)
+	})
+
+	t.Run("a retry", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		th := NewThrottle(ThrottleClock(clock), ThrottleK(1), ThrottleRand(rand.NewPCG(3, 4)))
+		budget := NewBudget(0, 1000)
+		calls := 0
+		err := Do(t.Context(), Constant(time.Second), func(context.Context) error { calls++; return errBoom },
+			WithThrottle(th), WithClock(clock), WithBudget(budget))
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.ErrorIs(t, err, ErrThrottled)
+		assert.ErrorIs(t, err, errBoom)
+		assert.Equal(t, calls, e.Attempts)
+		assert.Equal(t, float64(1000-calls+1), budget.Tokens(), "the rejected retry took no token")
+		assert.Len(t, clock.Sleeps(), calls-1, "nor waited")
+	})
 
 	t.Run("the window slides", func(t *testing.T) {
 		clock.Advance(2 * time.Minute)
 		assert.Zero(t, th.Probability())
 		assert.Equal(t, 5, throttled(t, th, clock, 5, nil))
+	})
+}
+
+// TestThrottleLoad checks the point of a Throttle: when the dependency can
+// answer only a tenth of the calls, what reaches it settles near K times
+// what it answers, as the SRE book says.
+func TestThrottleLoad(t *testing.T) {
+	clock := NewFakeClock(epoch)
+	th := NewThrottle(ThrottleClock(clock), ThrottleRand(rand.NewPCG(5, 6)))
+	const perSecond, capacity, seconds = 100, 10, 1200
+	reached, accepted := 0, 0
+	for range seconds {
+		clock.Advance(time.Second)
+		room := capacity
+		for range perSecond {
+			_ = Do(t.Context(), Delays(), func(context.Context) error {
+				reached++
+				if room > 0 {
+					room--
+					accepted++
+					return nil
+				}
+				return errBoom
+			}, WithThrottle(th), WithClock(clock))
+		}
+	}
+	assert.InDelta(t, capacity*seconds, accepted, capacity*seconds/100, "the dependency is kept busy")
+	assert.InDelta(t, 2, float64(reached)/float64(accepted), 0.05, "reached %d, accepted %d", reached, accepted)
+}
+
+// TestThrottleHedge checks that each attempt Hedge starts asks the
+// Throttle, and that losers Hedge cancels count for nothing.
+func TestThrottleHedge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := NewThrottle()
+		throttled(t, th, nil, 10, nil) // accepts, so that the hedges are let through
+		var calls atomic.Int32
+		v, err := Hedge(t.Context(), Constant(10*time.Millisecond).Take(2), func(ctx context.Context) (int, error) {
+			n := calls.Add(1)
+			if n < 3 {
+				<-ctx.Done() // the first two are slow: the third wins
+				return 0, ctx.Err()
+			}
+			return int(n), nil
+		}, WithThrottle(th))
+		require.NoError(t, err)
+		assert.Equal(t, 3, v)
+		synctest.Wait() // the losers have returned
+		r, a := th.counts()
+		assert.Equal(t, [2]uint64{11, 11}, [2]uint64{r, a}, "3 requests, 2 taken back")
+	})
+	t.Run("rejected", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			th := NewThrottle(ThrottleK(1), ThrottleRand(rand.NewPCG(1, 1)))
+			for range 10 {
+				_ = Do(t.Context(), Delays(), func(context.Context) error { return errBoom }, WithThrottle(th))
+			}
+			for {
+				var calls atomic.Int32
+				_, err := Hedge(t.Context(), Constant(10*time.Millisecond), func(ctx context.Context) (int, error) {
+					calls.Add(1)
+					time.Sleep(15 * time.Millisecond)
+					return 0, errBoom
+				}, WithThrottle(th))
+				assert.ErrorIs(t, err, ErrThrottled)
+				var e *Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, int(calls.Load()), e.Attempts)
+				if e.Attempts > 0 {
+					assert.ErrorIs(t, err, errBoom)
+					return // a hedge was rejected after the first attempt
+				}
+			}
+		})
 	})
 }
 
@@ -78,6 +233,7 @@ func TestThrottleBadInput(t *testing.T) {
 	}{
 		{"K below 1", "retry: ThrottleK: K 0.5 is not between 1 and 1e+09", func() { ThrottleK(0.5) }},
 		{"K NaN", "retry: ThrottleK: K NaN is not between 1 and 1e+09", func() { ThrottleK(nan()) }},
+		{"K infinite", "retry: ThrottleK: K +Inf is not between 1 and 1e+09", func() { ThrottleK(inf()) }},
 		{"window 0", "retry: ThrottleWindow: window 0s is not positive", func() { ThrottleWindow(0) }},
 		{"window negative", "retry: ThrottleWindow: window -1s is not positive", func() { ThrottleWindow(-time.Second) }},
 		{"nil Throttle", "retry: WithThrottle: nil Throttle", func() { WithThrottle(nil) }},
@@ -87,3 +243,61 @@ func TestThrottleBadInput(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+func inf() float64 { z := 0.0; return 1 / z }
+
+// FuzzThrottle checks a Throttle's arithmetic against a model: a map of
+// buckets, summed over the window. Each byte of ops is a step: advance the
+// clock, or an attempt that is accepted, fails or is cancelled.
+func FuzzThrottle(f *testing.F) {
+	f.Add([]byte{1, 2, 2, 2, 3, 0x40, 2, 2}, 2.0, uint64(1))
+	f.Add([]byte{2, 2, 2, 2, 2, 2, 1, 0xfc, 2, 2, 0x10, 1, 3, 3}, 1.0, uint64(2))
+	f.Fuzz(func(t *testing.T, ops []byte, k float64, seed uint64) {
+		if !(k >= 1 && k <= maxK) {
+			return
+		}
+		const window = 16 * time.Second
+		clock := NewFakeClock(epoch)
+		th := NewThrottle(ThrottleClock(clock), ThrottleK(k), ThrottleWindow(window), ThrottleRand(rand.NewPCG(seed, seed)))
+		type counts struct{ r, a int64 }
+		model := map[int64]counts{}
+		tick := int64(0)
+		want := func() float64 {
+			var r, a int64
+			for tk, c := range model {
+				if tk > tick-windowBuckets && tk <= tick {
+					r += c.r
+					a += c.a
+				}
+			}
+			return max(0, (float64(r)-k*float64(a))/(float64(r)+1))
+		}
+		for _, op := range ops {
+			if op&3 == 0 {
+				d := time.Duration(op>>2) * time.Second / 4 // up to 15.75s
+				clock.Advance(d)
+				tick = int64(clock.Now().Sub(epoch) / time.Second)
+				continue
+			}
+			p := want()
+			require.InDelta(t, p, th.current(tick), 1e-12, "the hot path's probability")
+			require.InDelta(t, p, th.Probability(), 1e-12)
+			require.True(t, p >= 0 && p < 1)
+			tk, ok := th.admit(nil)
+			c := model[tick]
+			c.r++
+			if ok {
+				switch op & 3 {
+				case 1:
+					th.settle(tk, accepted)
+					c.a++
+				case 2:
+					th.settle(tk, failed)
+				case 3:
+					th.settle(tk, neither)
+					c.r--
+				}
+			}
+			model[tick] = c
+		}
+	})
+}

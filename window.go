@@ -15,8 +15,9 @@ import (
 // different cache lines.
 //
 // Each count of a bucket is one atomic word tagged with the bucket's tick
-// (tick<<32 | count): a writer that finds an older tick in the word starts
-// the bucket again from zero in the same compare-and-swap, so no goroutine
+// (tick<<32 | count): a writer that finds an older tick in the word, or a
+// count of 0, starts the bucket again from zero in the same
+// compare-and-swap, so no goroutine
 // ever has to clear the ring and no count from an earlier turn of it is
 // ever read as current. Counts saturate at 2³²−1 per bucket and stripe.
 // Ticks are compared modulo 2³², so a word left untouched for exactly a
@@ -56,7 +57,9 @@ func newWindow(d time.Duration, origin time.Time) window {
 }
 
 // monoBase is the origin of every window on the real clock, so that a
-// call's Throttle and Breaker can share one reading of it.
+// call's Throttle and Breaker can share one reading of it. (Inside a
+// testing/synctest bubble, time has no monotonic reading, and the windows
+// count on the bubble's wall clock, which is just as steady.)
 var monoBase = time.Now()
 
 // origin returns the origin of a window on clock (nil: the real one).
@@ -118,6 +121,9 @@ func (w *window) add(tick int64, s uint32, kind int) {
 		old := word.Load()
 		next := tag | 1
 		switch ahead := int32(uint32(old>>32) - uint32(tick)); {
+		case uint32(old) == 0:
+			// Empty (never written, cleared, or all taken back): the tag
+			// means nothing.
 		case ahead > 0:
 			return // a newer turn of the ring: too late to count
 		case ahead == 0:

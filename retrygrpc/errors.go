@@ -3,6 +3,8 @@ package retrygrpc
 import (
 	"context"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/seed-b8c8f69d/retry"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -26,7 +28,13 @@ func (c *config) mark(ctx, actx context.Context, err error, trailer metadata.MD)
 		// The attempt's own timeout: retry.Retry retries it.
 		return err
 	}
-	if !c.retryable(status.Code(err)) {
+	if code := status.Code(err); !c.retryable(code) {
+		if c.gated() && overload(code) {
+			// Not retried, but not the target's answer either: a refused
+			// pushback ends the call as Permanent does and counts as a
+			// failure for the Throttle and Breaker.
+			return retry.RetryAfter(err, -1)
+		}
 		return retry.Permanent(err)
 	}
 	if d, ok := pushback(trailer); ok {
@@ -45,9 +53,13 @@ func result(ctx context.Context, err error) error {
 		return err
 	}
 	var st *status.Status
-	if ctx.Err() != nil || re.Last == nil {
+	switch {
+	case ctx.Err() == nil && re.Attempts == 0:
+		// A Throttle or Breaker let no attempt through.
+		st = status.New(codes.Unavailable, re.Error())
+	case ctx.Err() != nil || re.Last == nil:
 		st = status.FromContextError(ctx.Err())
-	} else {
+	default:
 		st = status.Convert(re.Last)
 	}
 	return &gaveUpError{err: re, st: st}

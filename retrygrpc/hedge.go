@@ -93,7 +93,7 @@ func HedgeUnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryCli
 				h.callOpts = append(h.callOpts, o)
 			}
 		}
-		r, err := retry.Hedge(ctx, s, h.attempt, cfg.opts...)
+		r, err := retry.Hedge(ctx, s, h.attempt, cfg.optsFor(cc)...)
 		if r != nil {
 			h.report(r)
 		}

@@ -1,10 +1,13 @@
 package retrygrpc
 
 import (
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/internal/optinfo"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 )
 
@@ -14,7 +17,8 @@ import (
 const DefaultReplayLimit = 256 << 10
 
 // An Option configures an interceptor. Options are made only by this package
-// (Codes, Methods, ReplayLimit, With); the zero Option does nothing. Options
+// (Codes, Methods, ReplayLimit, With, Throttle, Breaker); the zero Option
+// does nothing. Options
 // are plain values: build them once and share them freely. Later options
 // replace earlier ones of the same kind, except With, whose retry.Options
 // accumulate in order.
@@ -24,6 +28,7 @@ type Option struct {
 	methods func(fullMethod string) bool // Methods
 	limit   int                          // ReplayLimit
 	opts    []retry.Option               // With
+	gate    any                          // Throttle: func(string) *retry.Throttle; Breaker: func(string) *retry.Breaker
 }
 
 type optionKind uint8
@@ -34,6 +39,8 @@ const (
 	methodsOption
 	replayOption
 	withOption
+	throttleOption
+	breakerOption
 )
 
 // Codes returns an Option that makes the interceptors retry the status codes
@@ -118,12 +125,99 @@ func With(opts ...retry.Option) Option {
 	return Option{kind: withOption, opts: append([]retry.Option(nil), opts...)}
 }
 
+// Throttle returns an Option that gives each target its own retry.Throttle,
+// made by newThrottle the first time the interceptor sees a call to that
+// target and kept for the interceptor's life (newThrottle may return nil:
+// no Throttle for that target). The target is the connection's, as
+// cc.Target() reports it: the string given to grpc.NewClient, such as
+// "dns:///api.example.com:443". Every attempt of a call asks the Throttle
+// first, as retry.WithThrottle describes; with hedging, every attempt.
+//
+// What counts as the target's answer: every status but Unavailable,
+// DeadlineExceeded and ResourceExhausted, which are the server failing or
+// shedding load, as is any code Codes retries, and a server's pushback. A
+// call whose context ended counts for nothing. With a Throttle or Breaker,
+// an Unavailable, DeadlineExceeded or ResourceExhausted status that Codes
+// does not retry ends the call as a refused pushback does: at once, as it
+// is, and with hedging the attempts outstanding go on.
+//
+// A call whose first attempt is not let through fails at once with a
+// status of code Unavailable whose error matches retry.ErrThrottled (or
+// retry.ErrOpen, for a Breaker) with errors.Is.
+//
+// Throttle panics if newThrottle is nil.
+func Throttle(newThrottle func(target string) *retry.Throttle) Option {
+	if newThrottle == nil {
+		panic("retrygrpc: Throttle: nil function")
+	}
+	return Option{kind: throttleOption, gate: newThrottle}
+}
+
+// Breaker returns an Option that gives each target its own retry.Breaker,
+// made by newBreaker as Throttle makes Throttles: see Throttle for the
+// keying and what counts.
+//
+// Breaker panics if newBreaker is nil.
+func Breaker(newBreaker func(target string) *retry.Breaker) Option {
+	if newBreaker == nil {
+		panic("retrygrpc: Breaker: nil function")
+	}
+	return Option{kind: breakerOption, gate: newBreaker}
+}
+
 // config is the result of applying an interceptor's options.
 type config struct {
-	codes   uint32
-	methods func(string) bool
-	limit   int
-	opts    []retry.Option
+	codes    uint32
+	methods  func(string) bool
+	limit    int
+	opts     []retry.Option
+	throttle func(string) *retry.Throttle // Throttle's
+	breaker  func(string) *retry.Breaker  // Breaker's
+
+	mu      sync.Mutex // serialises the making of a target's options
+	targets sync.Map   // target → []retry.Option: opts with the target's Throttle and Breaker
+}
+
+// gated reports whether the interceptor has a Throttle or Breaker.
+func (c *config) gated() bool { return c.throttle != nil || c.breaker != nil }
+
+// optsFor returns the retry options of a call to cc: the interceptor's,
+// with cc's target's Throttle and Breaker, made on its first call.
+func (c *config) optsFor(cc *grpc.ClientConn) []retry.Option {
+	if !c.gated() {
+		return c.opts
+	}
+	target := ""
+	if cc != nil {
+		target = cc.Target()
+	}
+	if o, ok := c.targets.Load(target); ok {
+		return o.([]retry.Option)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o, ok := c.targets.Load(target); ok {
+		return o.([]retry.Option)
+	}
+	o := slices.Clip(c.opts)
+	if c.throttle != nil {
+		if th := c.throttle(target); th != nil {
+			o = append(o, retry.WithThrottle(th))
+		}
+	}
+	if c.breaker != nil {
+		if b := c.breaker(target); b != nil {
+			o = append(o, retry.WithBreaker(b))
+		}
+	}
+	c.targets.Store(target, o)
+	return o
+}
+
+// overload reports whether code is the server failing or shedding load,
+// which a Throttle or Breaker does not count as an answer.
+func overload(code codes.Code) bool {
+	return code == codes.Unavailable || code == codes.DeadlineExceeded || code == codes.ResourceExhausted
 }
 
 func newConfig(opts []Option) *config {
@@ -138,6 +232,10 @@ func newConfig(opts []Option) *config {
 			c.limit = o.limit
 		case withOption:
 			c.opts = append(c.opts, o.opts...)
+		case throttleOption:
+			c.throttle = o.gate.(func(string) *retry.Throttle)
+		case breakerOption:
+			c.breaker = o.gate.(func(string) *retry.Breaker)
 		}
 	}
 	c.opts = c.opts[:len(c.opts):len(c.opts)]

@@ -160,7 +160,7 @@ func (st *stream) settleLocked(a *attempt, err error) bool {
 // drive runs the retries, on a goroutine of its own, until an attempt is
 // committed or the retries end.
 func (st *stream) drive(s retry.Schedule) {
-	err := retry.Do(st.ctx, s, st.try, st.cfg.opts...)
+	err := retry.Do(st.ctx, s, st.try, st.cfg.optsFor(st.cc)...)
 	if err == nil {
 		return
 	}

@@ -64,7 +64,7 @@ func UnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryClientIn
 		u := unaryCalls.Get().(*unaryCall)
 		u.cfg, u.ctx, u.method, u.req, u.reply, u.cc, u.invoker = cfg, ctx, method, req, reply, cc, invoker
 		u.callOpts, u.extra = callOpts, newExtra(callOpts)
-		err := result(ctx, retry.Do(ctx, s, u.fn, cfg.opts...))
+		err := result(ctx, retry.Do(ctx, s, u.fn, cfg.optsFor(cc)...))
 		u.reset()
 		unaryCalls.Put(u)
 		return err

@@ -21,19 +21,23 @@ type call struct {
 	n    int           // attempts started
 	sent int           // requests sent by the races of a hedging base, if base is one
 
-	fn     func(context.Context) (*http.Response, error) // c.attempt, bound once
-	fnOnce func(context.Context) (*http.Response, error) // c.attemptOnce, bound once
+	fn       func(context.Context) (*http.Response, error) // c.attempt, bound once
+	fnOnce   func(context.Context) (*http.Response, error) // c.attemptOnce, bound once
+	fnJudged func(context.Context) (*http.Response, error) // c.attemptJudged, bound once
+	opts     []retry.Option                                // the options of a request with a Throttle or Breaker, a buffer kept across uses
 }
 
 func newCall() *call {
 	c := new(call)
-	c.fn, c.fnOnce = c.attempt, c.attemptOnce
+	c.fn, c.fnOnce, c.fnJudged = c.attempt, c.attemptOnce, c.attemptJudged
 	return c
 }
 
-// reset clears c for reuse, keeping its bound functions.
+// reset clears c for reuse, keeping its bound functions and its options'
+// buffer, emptied.
 func (c *call) reset() {
-	*c = call{fn: c.fn, fnOnce: c.fnOnce}
+	clear(c.opts)
+	*c = call{fn: c.fn, fnOnce: c.fnOnce, fnJudged: c.fnJudged, opts: c.opts[:0]}
 }
 
 // attempt sends one attempt of a request that may be retried, for
@@ -82,6 +86,23 @@ func (c *call) attemptOnce(actx context.Context) (*http.Response, error) {
 	resp, err := c.sendOnce(actx)
 	if err != nil {
 		return nil, retry.Permanent(err)
+	}
+	return resp, nil
+}
+
+// attemptJudged is attemptOnce for a request to a host with a Throttle or
+// Breaker: a response whose status RetryStatus accepts, and an error that
+// RetryError accepts, are marked as a server's request not to retry, which
+// ends the call at once, as Permanent does, but counts as a failure.
+func (c *call) attemptJudged(actx context.Context) (*http.Response, error) {
+	resp, err := c.sendOnce(actx)
+	switch {
+	case err != nil && c.t.retryError(err):
+		return nil, retry.RetryAfter(err, -1)
+	case err != nil:
+		return nil, retry.Permanent(err)
+	case c.t.retryStatus(resp.StatusCode):
+		return nil, retry.RetryAfter(c.statusError(resp), -1)
 	}
 	return resp, nil
 }

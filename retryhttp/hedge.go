@@ -140,7 +140,11 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 			*sent = r.before + n
 		}
 	}()
-	resp, err := retry.Hedge(ctx, t.schedule, r.attempt, t.opts...)
+	opts := t.opts
+	if t.Throttle != nil || t.Breaker != nil {
+		opts = r.gate(opts, req.URL.Host) // a copy: r is never recycled
+	}
+	resp, err := retry.Hedge(ctx, t.schedule, r.attempt, opts...)
 	n, last := r.end()
 	over = true
 	return r.result(ctx, resp, err, n, last)

@@ -219,6 +219,35 @@ type Transport struct {
 	// that each request may hold up to BufferBody bytes until it ends.
 	BufferBody int64
 
+	// Throttle, if set, returns the retry.Throttle shared by the requests
+	// to host, or nil for none; Breaker, likewise, the retry.Breaker. host
+	// is the request URL's Host, as it is: "example.com" and
+	// "example.com:443" are two keys. Every attempt of a request asks them
+	// first, as retry.WithThrottle and retry.WithBreaker describe; in a
+	// hedging Transport, every copy. PerHost makes one of each per host.
+	//
+	// What counts as the host's answer: a response whose status the
+	// Transport does not retry (every 2xx, 3xx and 4xx but 408 and 429,
+	// by default) and a transport error it does not retry. A response it
+	// retries (408, 429, 5xx but 501 and 505 by default: a 429 is the
+	// host shedding load, as the SRE book counts quota rejections), a
+	// transport error it retries (timeouts, refused or reset connections)
+	// and an attempt that timed out are failures. A request sent once is
+	// judged the same way, by RetryStatus and RetryError (never by
+	// ShouldRetry), and never retried. An attempt ended by the request's
+	// context counts for nothing.
+	//
+	// A request whose first attempt is not let through gets an error
+	// matching retry.ErrThrottled or retry.ErrOpen, and no attempt is sent.
+	// A retry not let through ends the retries: RoundTrip returns the last
+	// response if it still holds it (a retry rejected by the Throttle is
+	// decided before the wait, while the response is open), and otherwise
+	// an error matching retry.ErrOpen.
+	//
+	// They are called once per request, and may be called concurrently.
+	Throttle func(host string) *retry.Throttle
+	Breaker  func(host string) *retry.Breaker
+
 	base     http.RoundTripper // nil: http.DefaultTransport
 	schedule retry.Schedule    // nil: defaultSchedule; never nil when hedging
 	opts     []retry.Option    // discardOnRetry followed by the caller's options; when hedging, the caller's followed by closeLosers
@@ -301,7 +330,8 @@ func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, err
 	c.t, c.base, c.req, c.tmpl = t, base, req, tmpl
 	var resp *http.Response
 	var err error
-	if once && t.onceOpts == nil {
+	gated := t.Throttle != nil || t.Breaker != nil
+	if once && t.onceOpts == nil && !gated {
 		// No option could apply to the one attempt: send it as it is.
 		resp, err = c.sendOnce(ctx)
 	} else {
@@ -314,6 +344,12 @@ func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, err
 		}
 		if opts == nil {
 			opts = defaultOptions
+		}
+		if gated {
+			opts = c.gate(opts, req.URL.Host)
+			if once {
+				fn = c.fnJudged
+			}
 		}
 		resp, err = retry.Retry(ctx, s, fn, opts...)
 		if err != nil {
@@ -358,6 +394,50 @@ func idempotent(req *http.Request) bool {
 	return ok
 }
 
+// gate returns opts with the Throttle and Breaker of host, if any, in a
+// buffer of c's.
+func (c *call) gate(opts []retry.Option, host string) []retry.Option {
+	c.opts = append(c.opts[:0], opts...)
+	if c.t.Throttle != nil {
+		if th := c.t.Throttle(host); th != nil {
+			c.opts = append(c.opts, retry.WithThrottle(th))
+		}
+	}
+	if c.t.Breaker != nil {
+		if b := c.t.Breaker(host); b != nil {
+			c.opts = append(c.opts, retry.WithBreaker(b))
+		}
+	}
+	return c.opts
+}
+
+// PerHost returns a function for Transport.Throttle or Transport.Breaker
+// that returns, for each host, the value that newValue returned the first
+// time it was asked for that host: one Throttle or Breaker per host, made
+// when first needed and kept for the function's life.
+//
+//	t.Throttle = retryhttp.PerHost(func() *retry.Throttle { return retry.NewThrottle() })
+//
+// The function is safe for concurrent use; newValue may be called more than
+// once for a host when two requests ask at once, all but one of its values
+// then being dropped unused. The values are kept in a sync.Map, which grows
+// by one entry per host ever asked for.
+//
+// PerHost panics if newValue is nil.
+func PerHost[T any](newValue func() *T) func(host string) *T {
+	if newValue == nil {
+		panic("retryhttp: PerHost: nil function")
+	}
+	var m sync.Map
+	return func(host string) *T {
+		if v, ok := m.Load(host); ok {
+			return v.(*T)
+		}
+		v, _ := m.LoadOrStore(host, newValue())
+		return v.(*T)
+	}
+}
+
 func (t *Transport) retryStatus(code int) bool {
 	if t.RetryStatus == nil {
 		return DefaultRetryStatus(code)
@@ -383,11 +463,15 @@ func (t *Transport) drainLimit() int64 {
 // returns: the last attempt's response or error, or the context's error.
 func (c *call) result(ctx context.Context, err error) (*http.Response, error) {
 	if c.n == 0 {
-		// The context ended before the first attempt: nothing reached the
-		// base, so closing the body is up to us (the template's closes the
+		// The context ended before the first attempt, or a Throttle or
+		// Breaker did not let it through: nothing reached the base, so
+		// closing the body is up to us (the template's closes the
 		// caller's, unless buffering already has).
 		if c.tmpl.Body != nil {
 			c.tmpl.Body.Close()
+		}
+		if ctx.Err() == nil {
+			return nil, err
 		}
 		return nil, context.Cause(ctx)
 	}
