@@ -12,8 +12,8 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 )
 
-// The overload model. A fleet of clients processes sends requests to one
-// dependency: requests arrive at random (Poisson) at rate per second in
+// The overload model. A fleet of processes (clients of them) sends
+// requests to one dependency: requests arrive at random (Poisson) at rate per second in
 // all, each to a process chosen at random. Every request is one real
 // retry.Do with the same jittered schedule; what differs between the
 // strategies is what each process puts in front of the dependency: nothing,
@@ -107,6 +107,7 @@ type overloadServer struct {
 	last   time.Duration // when tokens was last refilled
 	calls  []int
 	served []int
+	outage int // calls that arrived during the outage
 }
 
 // rateAt returns the dependency's capacity at time t, in calls per second.
@@ -136,6 +137,9 @@ func (d *overloadServer) admit(now time.Duration) bool {
 	d.calls = grow(d.calls, k)
 	d.served = grow(d.served, k)
 	d.calls[k]++
+	if now >= cfg.warmup && now < cfg.warmup+cfg.outage {
+		d.outage++
+	}
 	if d.tokens < 1 {
 		return false
 	}
@@ -246,11 +250,7 @@ func overloadOne(cfg *overloadConfig, st overloadStrategy) overloadResult {
 	r.calls, r.served = dep.calls, dep.served
 	r.GoodputPct = round(100*float64(successes)/float64(max(requests, 1)), 2)
 	r.RejectedPct = round(100*float64(rejected)/float64(max(requests, 1)), 2)
-	outageCalls := 0
-	for k := int(cfg.warmup / bucket); k < int((cfg.warmup+cfg.outage)/bucket) && k < len(r.calls); k++ {
-		outageCalls += r.calls[k]
-	}
-	r.OutageLoadX = round(float64(outageCalls)/(cfg.capacity*cfg.outageFactor*cfg.outage.Seconds()), 2)
+	r.OutageLoadX = round(float64(dep.outage)/(cfg.capacity*cfg.outageFactor*cfg.outage.Seconds()), 2)
 	r.RecoveryS = recovery(cfg, r.started, r.succeeded)
 	return r
 }
@@ -305,9 +305,10 @@ func (p *workerPool) close() {
 // recovery returns the time from the end of the outage to the start of the
 // first bucket from which on every bucket of requests that started before
 // the arrivals stopped has at least fullGoodput of them succeeding, in
-// seconds; nil if the last such bucket does not.
+// seconds; nil if the last such bucket does not. Only buckets that start
+// at or after the end of the outage count.
 func recovery(cfg *overloadConfig, started, succeeded []int) *float64 {
-	from := int((cfg.warmup + cfg.outage) / bucket)
+	from := int((cfg.warmup + cfg.outage + bucket - 1) / bucket)
 	last := int((cfg.warmup+cfg.outage+cfg.after)/bucket) - 1
 	first := -1
 	for k := last; k >= from && k < len(started); k-- {

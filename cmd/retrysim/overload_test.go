@@ -251,3 +251,20 @@ func TestWorkerPoolReuses(t *testing.T) {
 		t.Errorf("%d workers left after close", len(p.idle))
 	}
 }
+
+// TestOverloadUnalignedOutage checks an outage that does not end on a
+// whole second: its load counts exactly the calls made during it, and the
+// recovery is measured to the first whole second after it, never before.
+func TestOverloadUnalignedOutage(t *testing.T) {
+	cfg := smallOverload()
+	cfg.outage = 20*time.Second + 500*time.Millisecond
+	r := overloadOne(&cfg, ovNone)
+	if r.RecoveryS == nil || *r.RecoveryS != 0.5 {
+		t.Errorf("recovery %v, want 0.5s: none recovers at once, the first second after the outage starts 500ms later", r.RecoveryS)
+	}
+	aligned := smallOverload()
+	a := overloadOne(&aligned, ovNone)
+	if d := r.OutageLoadX - a.OutageLoadX; d < -0.5 || d > 0.5 {
+		t.Errorf("outage load %v× over 20.5s, %v× over 20s; want about the same", r.OutageLoadX, a.OutageLoadX)
+	}
+}
