@@ -268,3 +268,20 @@ func TestOverloadUnalignedOutage(t *testing.T) {
 		t.Errorf("outage load %v× over 20.5s, %v× over 20s; want about the same", r.OutageLoadX, a.OutageLoadX)
 	}
 }
+
+// TestOverloadPaletteComplete checks that every overload strategy has a
+// color of its own in the chart.
+func TestOverloadPaletteComplete(t *testing.T) {
+	seen := map[[4]uint8]overloadStrategy{}
+	for _, st := range overloadStrategies {
+		c, ok := overloadPalette[st]
+		if !ok || c.A == 0 {
+			t.Errorf("strategy %s has no color", st)
+		}
+		key := [4]uint8{c.R, c.G, c.B, c.A}
+		if other, ok := seen[key]; ok {
+			t.Errorf("strategies %s and %s share a color", st, other)
+		}
+		seen[key] = st
+	}
+}
