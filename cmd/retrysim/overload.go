@@ -42,10 +42,15 @@ const (
 	ovThrottle       overloadStrategy = "throttle"
 	ovBreaker        overloadStrategy = "breaker"
 	ovBudgetThrottle overloadStrategy = "budget+throttle"
+	ovBreakerBackoff overloadStrategy = "breaker+backoff" // the Breaker's default open periods
 )
 
 // overloadStrategies is the comparison, in the order of the report.
 var overloadStrategies = []overloadStrategy{ovNone, ovBudget, ovThrottle, ovBreaker, ovBudgetThrottle}
+
+// overloadExtra can be asked for with -strategies but is not in the
+// default comparison, whose JSON rows are fixed.
+var overloadExtra = []overloadStrategy{ovBreakerBackoff}
 
 // bucket is the resolution of the goodput series and of recovery_s.
 const bucket = time.Second
@@ -351,6 +356,10 @@ func (st overloadStrategy) options(cfg *overloadConfig, clock retry.Clock, src r
 			retry.BreakerWindow(cfg.breakerWin), retry.BreakerClock(clock)))}
 	case ovBudgetThrottle:
 		return []retry.Option{budget(), throttle()}
+	case ovBreakerBackoff:
+		// The default open periods, Exponential(5s).Cap(2m): longer each
+		// time the probes fail.
+		return []retry.Option{retry.WithBreaker(retry.NewBreaker(retry.BreakerWindow(cfg.breakerWin), retry.BreakerClock(clock)))}
 	}
 	panic("retrysim: unknown overload strategy " + string(st))
 }

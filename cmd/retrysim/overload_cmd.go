@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,6 +28,8 @@ each process keeps one of the following per dependency, on simulated time:
   breaker          NewBreaker(BreakerOpen(Constant(-breaker-open)), BreakerWindow(-breaker-window)),
                    otherwise its defaults: ratio 0.5, 20 outcomes at least, 1 probe
   budget+throttle  both the budget and the throttle
+  breaker+backoff  NewBreaker(BreakerWindow(-breaker-window)) with its default open periods,
+                   Exponential(5s).Cap(2m); only when -strategies names it
 
 Reports the goodput (requests that succeeded, of those started from the
 outage on), the calls reaching the dependency during the outage as a
@@ -64,7 +67,7 @@ func runOverloadCmd(args []string, o *output) error {
 	fs.DurationVar(&cfg.throttleWin, "throttle-window", 2*time.Minute, "the window over which each Throttle counts requests and accepts")
 	fs.DurationVar(&cfg.breakerOpen, "breaker-open", 5*time.Second, "the fixed open period of each process's Breaker")
 	fs.DurationVar(&cfg.breakerWin, "breaker-window", time.Minute, "the window over which each Breaker counts outcomes")
-	list := fs.String("strategies", joinStrategies(overloadStrategies), "comma-separated strategies to compare")
+	list := fs.String("strategies", joinStrategies(overloadStrategies), "comma-separated strategies to compare; breaker+backoff is not among the default ones")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")
 	out := fs.String("out", "", "write the chart to this .svg or .png file and print its absolute path; a relative path is relative to the working directory, which is cmd/retrysim under go -C cmd/retrysim")
@@ -72,7 +75,7 @@ func runOverloadCmd(args []string, o *output) error {
 		return err
 	}
 	var err error
-	if cfg.strategies, err = parseStrategies(*list, overloadStrategies); err != nil {
+	if cfg.strategies, err = parseStrategies(*list, append(slices.Clip(overloadStrategies), overloadExtra...)); err != nil {
 		return err
 	}
 	if err := cfg.validate(); err != nil {
@@ -191,6 +194,7 @@ var overloadPalette = map[overloadStrategy]color.RGBA{
 	ovThrottle:       {0x1f, 0x77, 0xb4, 0xff},
 	ovBreaker:        {0xd6, 0x27, 0x28, 0xff},
 	ovBudgetThrottle: {0x2c, 0xa0, 0x2c, 0xff},
+	ovBreakerBackoff: {0x94, 0x67, 0xbd, 0xff},
 }
 
 // overloadImage draws two panels over time, from 10s before the outage to

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -273,7 +274,7 @@ func TestOverloadUnalignedOutage(t *testing.T) {
 // color of its own in the chart.
 func TestOverloadPaletteComplete(t *testing.T) {
 	seen := map[[4]uint8]overloadStrategy{}
-	for _, st := range overloadStrategies {
+	for _, st := range append(slices.Clip(overloadStrategies), overloadExtra...) {
 		c, ok := overloadPalette[st]
 		if !ok || c.A == 0 {
 			t.Errorf("strategy %s has no color", st)
@@ -283,5 +284,21 @@ func TestOverloadPaletteComplete(t *testing.T) {
 			t.Errorf("strategies %s and %s share a color", st, other)
 		}
 		seen[key] = st
+	}
+}
+
+// TestOverloadExtraOnRequest checks that breaker+backoff, not in the
+// default comparison, can be asked for, keeps the order asked for, and uses
+// the Breaker's default open periods: after a long outage it recovers no
+// sooner than the fixed 5s period.
+func TestOverloadExtraOnRequest(t *testing.T) {
+	var rows []overloadResult
+	mustJSON(t, &rows, "overload", "-json", "-rate", "100", "-capacity", "200", "-clients", "4", "-warmup", "20s",
+		"-outage", "60s", "-after", "60s", "-breaker-window", "10s", "-strategies", "breaker+backoff,breaker")
+	if len(rows) != 2 || rows[0].Strategy != "breaker+backoff" || rows[1].Strategy != "breaker" {
+		t.Fatalf("rows = %+v", rows)
+	}
+	if rows[0].RecoveryS == nil || rows[1].RecoveryS == nil || *rows[0].RecoveryS < *rows[1].RecoveryS {
+		t.Errorf("recovery %v with backoff, %v with a fixed period; want backoff no sooner", rows[0].RecoveryS, rows[1].RecoveryS)
 	}
 }
