@@ -17,6 +17,7 @@ require (
 	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
 	github.com/seed-b8c8f69d/retry/retrygrpc v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
+	github.com/sony/gobreaker/v2 v2.4.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
 )
@@ -25,7 +26,6 @@ require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
-	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
