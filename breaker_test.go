@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -528,4 +529,66 @@ func TestOverloadAllocations(t *testing.T) {
 			assert.Zero(t, testing.AllocsPerRun(1000, tt.fn))
 		})
 	}
+}
+
+// TestBreakerHedge checks that each attempt Hedge starts asks the Breaker:
+// a half-open Breaker with one probe lets the first attempt through and
+// not the hedge, and a loser Hedge cancels gives its probe slot back.
+func TestBreakerHedge(t *testing.T) {
+	halfOpen := func(t *testing.T, probes int) *Breaker {
+		b := NewBreaker(BreakerMinCalls(1), BreakerProbes(probes), BreakerOpen(Constant(time.Second)))
+		breakerCalls{t, b, nil}.bad()
+		time.Sleep(time.Second)
+		require.Equal(t, CircuitHalfOpen, b.State())
+		return b
+	}
+	t.Run("one probe: no hedge", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := halfOpen(t, 1)
+			var calls atomic.Int32
+			v, err := Hedge(t.Context(), Constant(10*time.Millisecond).Take(3), func(ctx context.Context) (int, error) {
+				calls.Add(1)
+				time.Sleep(50 * time.Millisecond)
+				return 7, nil
+			}, WithBreaker(b))
+			require.NoError(t, err)
+			assert.Equal(t, 7, v)
+			assert.Equal(t, int32(1), calls.Load(), "the hedge was not let through")
+			assert.Equal(t, CircuitClosed, b.State())
+		})
+	})
+	t.Run("a loser gives its slot back", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := halfOpen(t, 2)
+			var calls atomic.Int32
+			_, err := Hedge(t.Context(), Constant(10*time.Millisecond).Take(1), func(ctx context.Context) (int, error) {
+				if calls.Add(1) == 1 {
+					<-ctx.Done() // the first loses to the hedge
+					return 0, ctx.Err()
+				}
+				return 1, nil
+			}, WithBreaker(b))
+			require.NoError(t, err)
+			synctest.Wait()
+			assert.Equal(t, CircuitHalfOpen, b.State(), "1 of 2 probes succeeded, the loser counts for nothing")
+			assert.True(t, breakerCalls{t, b, nil}.ok(), "its slot is free")
+			assert.Equal(t, CircuitClosed, b.State())
+		})
+	})
+	t.Run("open: no attempt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBreaker(BreakerMinCalls(1), BreakerOpen(Constant(time.Minute)))
+			breakerCalls{t, b, nil}.bad()
+			var outcome Outcome
+			_, err := Hedge(t.Context(), Constant(time.Millisecond), func(ctx context.Context) (int, error) {
+				t.Error("called")
+				return 0, nil
+			}, WithBreaker(b), OnDone(func(o Outcome) { outcome = o }))
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.ErrorIs(t, err, ErrOpen)
+			assert.Zero(t, e.Attempts)
+			assert.ErrorIs(t, outcome.Reason, ErrOpen)
+		})
+	})
 }

@@ -176,6 +176,7 @@ func TestThrottleLoad(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, capacity*seconds, accepted, capacity*seconds/100, "the dependency is kept busy")
+	t.Logf("reached %d, accepted %d: %.3f×", reached, accepted, float64(reached)/float64(accepted))
 	assert.InDelta(t, 2, float64(reached)/float64(accepted), 0.05, "reached %d, accepted %d", reached, accepted)
 }
 
@@ -300,4 +301,27 @@ func FuzzThrottle(f *testing.F) {
 			model[tick] = c
 		}
 	})
+}
+
+// TestThrottleInParallel checks that concurrent attempts are all counted,
+// whichever stripes they land in.
+func TestThrottleInParallel(t *testing.T) {
+	clock := NewFakeClock(epoch)
+	th := NewThrottle(ThrottleClock(clock))
+	const goroutines, calls = 10, 1000
+	done := make(chan struct{})
+	for range goroutines {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range calls {
+				_ = Do(t.Context(), Delays(), func(context.Context) error { return nil }, WithThrottle(th), WithClock(clock))
+			}
+		}()
+	}
+	for range goroutines {
+		<-done
+	}
+	r, a := th.counts()
+	assert.Equal(t, [2]uint64{goroutines * calls, goroutines * calls}, [2]uint64{r, a})
+	assert.Zero(t, th.Probability())
 }

@@ -109,6 +109,9 @@ func (w *window) at(d time.Duration) int64 {
 // concurrent writers apart as well as a processor's number would, and the
 // runtime's generator is per thread and lock-free.
 func (w *window) stripe() uint32 {
+	if w.mask == 0 {
+		return 0 // one processor, one stripe: no draw
+	}
 	return rand.Uint32() & w.mask
 }
 

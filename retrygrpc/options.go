@@ -143,7 +143,12 @@ func With(opts ...retry.Option) Option {
 //
 // A call whose first attempt is not let through fails at once with a
 // status of code Unavailable whose error matches retry.ErrThrottled (or
-// retry.ErrOpen, for a Breaker) with errors.Is.
+// retry.ErrOpen, for a Breaker) with errors.Is. For a stream, an attempt
+// counts when it is committed, when the retries end.
+//
+// Prefer Throttle and Breaker to With(retry.WithThrottle(…)), which would
+// share one value among all targets and count the overload codes that
+// Codes does not retry as answers.
 //
 // Throttle panics if newThrottle is nil.
 func Throttle(newThrottle func(target string) *retry.Throttle) Option {

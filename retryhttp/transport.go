@@ -245,6 +245,9 @@ type Transport struct {
 	// an error matching retry.ErrOpen.
 	//
 	// They are called once per request, and may be called concurrently.
+	// Prefer them to a retry.WithThrottle or retry.WithBreaker among the
+	// Transport's options, which would share one value among all hosts
+	// and count every response to a request sent once as an answer.
 	Throttle func(host string) *retry.Throttle
 	Breaker  func(host string) *retry.Breaker
 
