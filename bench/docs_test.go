@@ -21,8 +21,10 @@ import (
 // one of three kinds, told apart by the line before it:
 //
 //   - <!-- snippet: ExampleName --> : the body of an Example function of
-//     this module, checked character for character by TestMigrationGuide
-//     (docs/MIGRATING.md uses this), so it compiles and runs.
+//     this module, checked character for character by checkGuide (in
+//     guideDocs only: TestMigrationGuide for docs/MIGRATING.md,
+//     TestOverloadPeersGuide for docs/OVERLOAD_PEERS.md), so it compiles
+//     and runs.
 //   - <!-- fragment: why --> : intentionally partial (a list of
 //     expressions, a struct literal's lines, …). It must parse as Go
 //     statements or declarations; it is not type-checked. Say why in the
@@ -297,9 +299,9 @@ func TestDocSnippets(t *testing.T) {
 		for _, b := range goBlocks(t, path) {
 			switch b.kind {
 			case "snippet":
-				if b.file != "docs/MIGRATING.md" {
-					// TestMigrationGuide checks only the guide's snippets.
-					t.Errorf("%s:%d: <!-- snippet: --> blocks are checked only in docs/MIGRATING.md; here, drop the marker", b.file, b.line)
+				if !slices.Contains(guideDocs, b.file) {
+					// checkGuide checks only the guides' snippets.
+					t.Errorf("%s:%d: <!-- snippet: --> blocks are checked only in %v; here, drop the marker", b.file, b.line, guideDocs)
 				}
 				continue
 			case "fragment":
@@ -373,9 +375,11 @@ func scratchModule(t *testing.T, dir string) {
 // pendingDocs are linked from the README but written on other branches; the
 // link check accepts them while they are missing, and fails once they exist
 // so that this list is emptied after the merge.
-var pendingDocs = []string{
-	"docs/OVERLOAD_PEERS.md",
-}
+var pendingDocs = []string{}
+
+// guideDocs are the pages whose <!-- snippet: --> blocks checkGuide compares
+// with Example functions of this module.
+var guideDocs = []string{"docs/MIGRATING.md", "docs/OVERLOAD_PEERS.md"}
 
 var (
 	linkRE      = regexp.MustCompile(`\]\(([^)\s]+)\)`)

@@ -23,6 +23,7 @@ require (
 	github.com/seed-b8c8f69d/retry/retrygrpc v0.0.0-00010101000000-000000000000
 	github.com/seed-b8c8f69d/retry/retryotel v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
+	github.com/sony/gobreaker/v2 v2.4.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0

@@ -28,3 +28,20 @@ func BenchmarkOccClients100(b *testing.B) {
 		occOne(&cfg, 100, full, uint64(i))
 	}
 }
+
+// BenchmarkOverloadDefault is the default overload run, every strategy: the
+// README promises it in under five seconds on two cores.
+func BenchmarkOverloadDefault(b *testing.B) {
+	cfg := overloadConfig{
+		clients: 10, rate: 500, capacity: 1000, outageFactor: 0.1,
+		warmup: 2 * time.Minute, outage: 30 * time.Second, after: time.Minute,
+		latency: 20 * time.Millisecond, burst: 100 * time.Millisecond,
+		attempts: 3, base: 100 * time.Millisecond, limit: time.Second,
+		budgetRatio: 0.1, budgetReserve: 10, throttleK: 2, throttleWin: 2 * time.Minute,
+		breakerOpen: 5 * time.Second, breakerWin: time.Minute, seed: 1, strategies: overloadStrategies,
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		runOverload(cfg, func() {})
+	}
+}

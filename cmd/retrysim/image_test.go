@@ -27,6 +27,8 @@ func TestImages(t *testing.T) {
 		{"occ.png", []string{"occ", "-clients", "5,10", "-trials", "3"}},
 		{"hedge.svg", []string{"hedge", "-requests", "200", "-fanout", "5", "-servers", "5", "-load", "0.2,0.4"}},
 		{"hedge_sweep.svg", []string{"hedge", "-requests", "200", "-fanout", "5", "-servers", "5", "-pause-every", "1s", "-strategies", "none,fixed,adaptive", "-sweep-pause", "10ms,100ms"}},
+		{"overload.svg", []string{"overload", "-rate", "50", "-capacity", "100", "-warmup", "10s", "-outage", "10s", "-after", "10s"}},
+		{"overload.png", []string{"overload", "-rate", "50", "-capacity", "100", "-warmup", "10s", "-outage", "10s", "-after", "10s"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,7 +110,7 @@ func TestImagePathChecked(t *testing.T) {
 		{"path is a directory", filepath.Join(dir, "dir.svg"), filepath.Join(dir, "dir.svg") + " is a directory"},
 	}
 	for _, c := range cases {
-		for _, cmd := range []string{"herd", "occ", "hedge"} {
+		for _, cmd := range []string{"herd", "occ", "hedge", "overload"} {
 			t.Run(cmd+" "+c.name, func(t *testing.T) {
 				stdout, stderr, code := cli(t, cmd, "-out", c.out)
 				if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {

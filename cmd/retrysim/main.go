@@ -1,8 +1,8 @@
 // Command retrysim shows what a retry or hedging policy does to a fleet of
-// clients. It drives the real schedules, Retry, Budget and Latency of
-// github.com/seed-b8c8f69d/retry through discrete-event simulations in
-// simulated time, so nothing sleeps and every run is deterministic for a
-// given -seed.
+// clients. It drives the real schedules, Retry, Budget, Throttle, Breaker
+// and Latency of github.com/seed-b8c8f69d/retry through discrete-event
+// simulations in simulated time, so nothing sleeps and every run is
+// deterministic for a given -seed.
 //
 // Usage:
 //
@@ -15,6 +15,7 @@
 //	plan     the delays, attempts and total wait of a schedule written in retry.Parse's syntax
 //	amplify  calls reaching the bottom of a chain of services that each retry
 //	hedge    hedging a fan-out against slow servers, as in "The Tail at Scale"
+//	overload a fleet calling a dependency whose capacity drops: budget, throttle and breaker
 //
 // Every command takes -json to print one JSON document on stdout and nothing
 // else there. Run "retrysim COMMAND -h" for a command's flags. Bad flags and
@@ -53,6 +54,7 @@ var commands = []command{
 	{"plan", "the delays, attempts and total wait of a schedule in retry.Parse's syntax", runPlanCmd},
 	{"amplify", "calls reaching the bottom of a chain of services that each retry", runAmplifyCmd},
 	{"hedge", "hedging a fan-out against slow servers, as in \"The Tail at Scale\"", runHedgeCmd},
+	{"overload", "a fleet calling a dependency whose capacity drops: budget, throttle and breaker", runOverloadCmd},
 }
 
 // output is where a command writes: its report on stdout, progress and

@@ -99,6 +99,7 @@ func TestGoldenJSON(t *testing.T) {
 		{"hedge", "hedge.json", []string{"hedge", "-json", "-requests", "1000", "-fanout", "10", "-servers", "10", "-pause-every", "1s", "-load", "0.2,0.5"}, &[]hedgeResult{}},
 		{"hedge paper", "hedge_paper.json", []string{"hedge", "-json", "-scenario", "paper", "-requests", "200", "-pause-every", "10m"}, &[]hedgeResult{}},
 		{"hedge sweep", "hedge_sweep.json", []string{"hedge", "-json", "-scenario", "paper", "-requests", "200", "-pause-every", "10m", "-strategies", "none,adaptive", "-sweep-pause", "100ms,1s"}, &[]hedgeResult{}},
+		{"overload", "overload.json", []string{"overload", "-json", "-rate", "100", "-capacity", "200", "-clients", "4", "-warmup", "20s", "-outage", "20s", "-after", "30s", "-throttle-window", "10s", "-breaker-window", "10s"}, &[]overloadResult{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,6 +113,7 @@ func TestDeterministic(t *testing.T) {
 		{"herd", "-json", "-clients", "200"},
 		{"occ", "-json", "-clients", "10", "-trials", "5"},
 		{"hedge", "-json", "-requests", "300", "-fanout", "10", "-servers", "10", "-pause-every", "1s"},
+		{"overload", "-json", "-rate", "50", "-capacity", "100", "-warmup", "10s", "-outage", "10s", "-after", "10s", "-throttle-window", "5s", "-breaker-window", "5s"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			a, _, _ := cli(t, append(args, "-seed", "5")...)
@@ -190,6 +192,23 @@ func TestBadCommandLine(t *testing.T) {
 		{"hedge tiny budget", []string{"hedge", "-budget-ratio", "1e-7"}, "hedge: -budget-ratio 1e-07 is below 1e-06"},
 		{"hedge unknown strategy", []string{"hedge", "-strategies", "none,hedged"}, `hedge: unknown strategy "hedged"`},
 		{"hedge bad image", []string{"hedge", "-out", "chart.jpg"}, "must end in .svg or .png"},
+		{"overload no clients", []string{"overload", "-clients", "0"}, "overload: -clients 0 is outside [1, 10000]"},
+		{"overload zero rate", []string{"overload", "-rate", "0"}, "overload: -rate 0 is not a positive number"},
+		{"overload infinite capacity", []string{"overload", "-capacity", "+Inf"}, "overload: -capacity +Inf is not a positive number"},
+		{"overload outage capacity", []string{"overload", "-outage-capacity", "1.5"}, "overload: -outage-capacity 1.5 is outside (0, 1]"},
+		{"overload no outage capacity", []string{"overload", "-outage-capacity", "0"}, "overload: -outage-capacity 0 is outside (0, 1]"},
+		{"overload short outage", []string{"overload", "-outage", "10ms"}, "overload: -outage 10ms is shorter than 1s"},
+		{"overload zero burst", []string{"overload", "-burst", "0s"}, "overload: -burst 0s is not positive"},
+		{"overload small K", []string{"overload", "-throttle-k", "0.5"}, "overload: -throttle-k 0.5 is outside [1, 1e+09]"},
+		{"overload huge K", []string{"overload", "-throttle-k", "1e10"}, "overload: -throttle-k 1e+10 is outside [1, 1e+09]"},
+		{"overload NaN K", []string{"overload", "-throttle-k", "NaN"}, "overload: -throttle-k NaN is outside [1, 1e+09]"},
+		{"overload zero window", []string{"overload", "-throttle-window", "0s"}, "overload: -throttle-window 0s is not positive"},
+		{"overload zero open", []string{"overload", "-breaker-open", "0s"}, "overload: -breaker-open 0s is not positive"},
+		{"overload too many requests", []string{"overload", "-rate", "1e6"}, "more than 10000000"},
+		{"overload endless request", []string{"overload", "-cap", "1000h"}, "overload: a request could last 3 × (-latency 20ms + -cap 1000h0m0s), more than a day"},
+		{"overload no attempts", []string{"overload", "-attempts", "0"}, "overload: -attempts 0 is outside [1, 100]"},
+		{"overload unknown strategy", []string{"overload", "-strategies", "none,full"}, `overload: unknown strategy "full"`},
+		{"overload tiny budget", []string{"overload", "-budget-ratio", "1e-7"}, "overload: -budget-ratio 1e-07 is below 1e-06"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -211,7 +230,7 @@ func TestBadCommandLine(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, name := range []string{"herd", "occ", "plan", "amplify", "hedge"} {
+	for _, name := range []string{"herd", "occ", "plan", "amplify", "hedge", "overload"} {
 		t.Run(name, func(t *testing.T) {
 			stdout, stderr, code := cli(t, name, "-h")
 			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: retrysim "+name) || !strings.Contains(stdout, "-json") {
@@ -284,6 +303,18 @@ func TestProcess(t *testing.T) {
 			t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, stdout)
 		}
 	})
+}
+
+// TestMaxThrottleK checks maxThrottleK against retry.ThrottleK, which
+// panics above it: a K validate accepts must not panic there.
+func TestMaxThrottleK(t *testing.T) {
+	_ = retry.ThrottleK(maxThrottleK)
+	defer func() {
+		if recover() == nil {
+			t.Errorf("ThrottleK(%v) did not panic: maxThrottleK is out of date", maxThrottleK*2)
+		}
+	}()
+	_ = retry.ThrottleK(maxThrottleK * 2)
 }
 
 // TestMinBudgetRatio checks minBudgetRatio against retry.NewBudget, which

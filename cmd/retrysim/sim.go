@@ -55,7 +55,7 @@ func (s *sim) run() time.Duration {
 	for len(s.queue) > 0 {
 		w := s.queue.pop()
 		s.now = w.at
-		if d, ok := w.c.next(); ok {
+		if d, ok := w.c.next(); ok && d != parked {
 			s.push(addSat(s.now, d), w.c)
 		}
 	}
@@ -67,7 +67,23 @@ func (s *sim) push(at time.Duration, c *client) {
 	s.queue.push(wake{at: at, seq: s.seq, c: c})
 }
 
-// wait parks the client for d of simulated time. It must be called from the
+// parked is what a parked client yields: run does not requeue it.
+const parked = time.Duration(-1 << 63)
+
+// park suspends the client until resume puts it back in the queue; it must
+// be called from the client's body. A client parked when run returns stays
+// suspended, and its goroutine with it, until resumed: whoever parks
+// clients resumes each one at the end, for its body to return.
+func (c *client) park() {
+	c.yield(parked)
+}
+
+// resume queues the parked client c to run at the current simulated time.
+func (s *sim) resume(c *client) {
+	s.push(s.now, c)
+}
+
+// wait suspends the client for d of simulated time. It must be called from the
 // client's body.
 func (c *client) wait(d time.Duration) {
 	c.yield(max(d, 0))

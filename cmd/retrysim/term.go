@@ -17,6 +17,12 @@ var blocks = []rune(" ▁▂▃▄▅▆▇█")
 // value among the points it covers. A caret under the axis marks the point
 // mark (if it is in range), described by markLabel.
 func sparkRows(w io.Writer, labels []string, series [][]int, width, mark int, markLabel string) {
+	sparkRowsScaled(w, labels, series, width, mark, markLabel, level)
+}
+
+// sparkRowsScaled is sparkRows with the scale given by level, which maps a
+// value in [0, top] to a height in [0, 8].
+func sparkRowsScaled(w io.Writer, labels []string, series [][]int, width, mark int, markLabel string, level func(v, top int) int) {
 	n := longest(series)
 	if n == 0 {
 		fmt.Fprintln(w, "(no calls)")
@@ -60,6 +66,18 @@ func level(v, top int) int {
 		return 8
 	}
 	return 1 + int(7*math.Log(float64(v))/math.Log(float64(top)))
+}
+
+// linearLevel maps v in [0, top] to a block height on a linear scale: 0
+// only for 0, at least 1 for any other value, 8 for top.
+func linearLevel(v, top int) int {
+	switch {
+	case v <= 0:
+		return 0
+	case v >= top:
+		return 8
+	}
+	return max(1, int(math.Round(8*float64(v)/float64(top))))
 }
 
 // bar returns a horizontal bar of v on a linear scale where top fills width
