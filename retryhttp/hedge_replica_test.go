@@ -184,6 +184,10 @@ func TestHedgeSlowReplica(t *testing.T) {
 		g.add("slow started", 1)
 		select {
 		case <-release:
+			if r.Context().Err() != nil { // both were ready
+				g.add("slow cancelled", 1)
+				return
+			}
 			g.add("slow answered", 1)
 			io.WriteString(w, "slow")
 		case <-r.Context().Done():
@@ -241,6 +245,12 @@ func TestHedgeSlowReplica(t *testing.T) {
 	// cancels it before the replica sees it: at most that many arrived.
 	assert.Equal(t, requests/every, g.get("routed to slow"), "one copy per slow-first race")
 	assert.LessOrEqual(t, g.get("slow started"), requests/every)
+	// A copy cancelled while it was still being sent can reach the slow
+	// replica later, on a connection the client already closed; such a
+	// late arrival may find release closed and answer into the void. That
+	// is the server's business, not the Transport's: what the Transport
+	// must do is checked above (no request waited for the slow replica)
+	// and by every body reading "fast".
 	close(release)
 
 	g.await(t, "every response body to be closed", func(c map[string]int) bool {
@@ -254,7 +264,10 @@ func TestHedgeSlowReplica(t *testing.T) {
 	g.awaitPoking(t, "every connection to be closed", func(c map[string]int) bool {
 		return c["slow conns closed"] == c["slow conns opened"] && c["fast conns closed"] == c["fast conns opened"]
 	}, base.CloseIdleConnections)
-	assert.Zero(t, g.get("slow answered"))
+	g.await(t, "every slow handler to end", func(c map[string]int) bool {
+		return c["slow answered"]+c["slow cancelled"] == c["slow started"]
+	})
+	assert.LessOrEqual(t, g.get("slow started"), requests/every)
 
 	slices.Sort(took)
 	t.Logf("%d requests, hedged after %v: p50 %v, p99 %v, max %v; %d response bodies, all closed; connections: slow %d, fast %d, all closed",
