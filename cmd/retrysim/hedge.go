@@ -3,9 +3,7 @@ package main
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -104,22 +102,12 @@ type hedgeResult struct {
 // order loads, then strategies. done is called once per finished
 // simulation, from any goroutine.
 func runHedge(cfg hedgeConfig, done func()) []hedgeResult {
-	results := make([]hedgeResult, len(cfg.loads)*len(cfg.strategies))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for li, load := range cfg.loads {
-		for si, st := range cfg.strategies {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				results[li*len(cfg.strategies)+si] = hedgeOne(&cfg, load, st)
-				done()
-				<-sem
-			}()
-		}
-	}
-	wg.Wait()
+	n := len(cfg.strategies)
+	results := make([]hedgeResult, len(cfg.loads)*n)
+	parallel(len(results), func(i int) {
+		results[i] = hedgeOne(&cfg, cfg.loads[i/n], cfg.strategies[i%n])
+		done()
+	})
 	return results
 }
 

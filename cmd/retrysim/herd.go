@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -90,18 +88,7 @@ func (h *herdServer) call(now time.Duration) error {
 // from any of those goroutines.
 func runHerd(cfg herdConfig, done func()) []herdResult {
 	results := make([]herdResult, len(cfg.strategies))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, st := range cfg.strategies {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			results[i] = herdOne(&cfg, st, done)
-			<-sem
-		}()
-	}
-	wg.Wait()
+	parallel(len(results), func(i int) { results[i] = herdOne(&cfg, cfg.strategies[i], done) })
 	return results
 }
 

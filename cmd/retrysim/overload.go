@@ -5,8 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -166,19 +164,10 @@ func grow(s []int, k int) []int {
 // cfg.strategies. done is called once per finished strategy.
 func runOverload(cfg overloadConfig, done func()) []overloadResult {
 	results := make([]overloadResult, len(cfg.strategies))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, st := range cfg.strategies {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			results[i] = overloadOne(&cfg, st)
-			done()
-			<-sem
-		}()
-	}
-	wg.Wait()
+	parallel(len(results), func(i int) {
+		results[i] = overloadOne(&cfg, cfg.strategies[i])
+		done()
+	})
 	return results
 }
 
