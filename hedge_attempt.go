@@ -59,7 +59,7 @@ func (h *hedge[T]) attempt() {
 	h.mu.Unlock()
 	if skip {
 		h.gate.abort(&o.p)
-		// Never call fn with a done context; a hedge that is not made
+		// Never start fn once ctx is done or Hedge has decided; a hedge not made
 		// costs no budget token, as a retry that is not made.
 		if hedged && h.cfg.budget != nil {
 			h.cfg.budget.refund()
