@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry/internal/a6"
-
 	"google.golang.org/grpc/metadata"
 )
 
