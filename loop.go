@@ -236,7 +236,7 @@ func (l *loop[T]) step(d time.Duration) bool {
 		var ok bool
 		if l.p.bt, left, ok = l.g.b.admit(nil); !ok {
 			// The retry is not made: its Budget token goes back, and its
-			// request to the Throttle is taken back.
+			// Throttle ticket is settled as counting for nothing.
 			if l.cfg.budget != nil {
 				l.cfg.budget.refund()
 			}

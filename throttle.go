@@ -163,27 +163,29 @@ func (t *Throttle) probability(r, a uint64) float64 {
 	return max(0, (fr-t.k*float64(a))/(fr+1))
 }
 
-// throttleTicket is what an attempt that t let through reports its accept
-// with: the bucket and stripe its request was counted in, so that the
-// accept is counted with it.
+// throttleTicket is what an attempt that t let through reports its outcome
+// with: the bucket it was admitted in, where its request (and its accept,
+// if any) is counted.
 type throttleTicket struct {
-	tick   int64
-	stripe uint32
-	ok     bool // a ticket was issued
+	tick int64
+	ok   bool // a ticket was issued
 }
 
-// admit counts one request and decides whether to reject it. It reads the
-// clock once (through rd, if not nil), the cached counts of the window's
-// past and the current bucket's counts, and allocates nothing.
+// admit decides whether to reject one request. It reads the clock once
+// (through rd, if not nil), the cached counts of the window's past and the
+// current bucket's counts, and allocates nothing. A rejected request is
+// counted at once; one let through is counted when its outcome is known
+// (settle), so that attempts still in flight, which cannot have been
+// accepted yet, never count against the ones that follow: otherwise a burst
+// of concurrent first calls to a new Throttle, n requests and no accepts,
+// would reject the next with probability n/(n+1).
 func (t *Throttle) admit(rd *reading) (throttleTicket, bool) {
 	tick, _ := t.w.now(t.clock, rd)
-	p := t.current(tick)
-	s := t.w.stripe()
-	t.w.add(tick, s, 0)
-	if p > 0 && t.draw() < p {
+	if p := t.current(tick); p > 0 && t.draw() < p {
+		t.w.add(tick, t.w.stripe(), 0)
 		return throttleTicket{}, false
 	}
-	return throttleTicket{tick: tick, stripe: s, ok: true}, true
+	return throttleTicket{tick: tick, ok: true}, true
 }
 
 // current returns the probability in bucket tick from the cached counts
@@ -198,17 +200,17 @@ func (t *Throttle) current(tick int64) float64 {
 	return t.probability(r+cr, a+ca)
 }
 
-// settle counts the outcome v of the attempt that got tk: an accept, or,
-// for an attempt ended by its caller's context, no request after all.
+// settle counts the outcome v of the attempt that got tk, in the bucket it
+// was admitted in: a request, and an accept if the dependency answered; an
+// attempt ended by its caller's context counts for nothing.
 func (t *Throttle) settle(tk throttleTicket, v verdict) {
-	if !tk.ok {
+	if !tk.ok || v == neither {
 		return
 	}
-	switch v {
-	case accepted:
-		t.w.add(tk.tick, tk.stripe, 1)
-	case neither:
-		t.w.remove(tk.tick, tk.stripe, 0)
+	s := t.w.stripe()
+	t.w.add(tk.tick, s, 0)
+	if v == accepted {
+		t.w.add(tk.tick, s, 1)
 	}
 }
 

@@ -84,6 +84,53 @@ func TestThrottleWhatCounts(t *testing.T) {
 	})
 }
 
+// TestThrottleInFlightBurst checks that attempts still in flight count
+// against nothing: 100 concurrent first calls to a new Throttle, all
+// waiting for their answer, must not make the next call's rejection
+// probability 100/101, as counting a request before its answer would.
+func TestThrottleInFlightBurst(t *testing.T) {
+	clock := NewFakeClock(epoch)
+	th := NewThrottle(ThrottleClock(clock), ThrottleRand(rand.NewPCG(1, 2)))
+	const inFlight = 100
+	// Each goroutine reports once on ready: nil from inside its attempt, or
+	// the error of a call that never made one.
+	ready := make(chan error, inFlight)
+	answer := make(chan struct{})
+	errs := make(chan error, inFlight)
+	for range inFlight {
+		go func() {
+			var entered bool
+			err := Do(t.Context(), Delays(), func(context.Context) error {
+				entered = true
+				ready <- nil
+				<-answer
+				return nil
+			}, WithThrottle(th), WithClock(clock))
+			if !entered {
+				ready <- err
+			}
+			errs <- err
+		}()
+	}
+	var refused int
+	for range inFlight {
+		if <-ready != nil {
+			refused++
+		}
+	}
+	require.Zero(t, refused, "first calls refused while the others were in flight")
+	assert.Zero(t, th.Probability(), "attempts in flight")
+	for i := range 100 {
+		require.NoError(t, Do(t.Context(), Delays(), func(context.Context) error { return nil }, WithThrottle(th), WithClock(clock)), "call %d while %d are in flight", i, inFlight)
+	}
+	close(answer)
+	for range inFlight {
+		require.NoError(t, <-errs)
+	}
+	r, a := th.counts()
+	assert.Equal(t, [2]uint64{inFlight + 100, inFlight + 100}, [2]uint64{r, a})
+}
+
 // TestThrottleCancelledBurst checks that callers who give up raise no
 // rejection probability: a burst of calls whose context ends during their
 // attempt counts for nothing.

@@ -141,21 +141,6 @@ func (w *window) add(tick int64, s uint32, kind int) {
 	}
 }
 
-// remove takes back one event of kind from bucket tick of stripe s, if the
-// stripe still counts that bucket and has one to take.
-func (w *window) remove(tick int64, s uint32, kind int) {
-	word := &w.stripes[s].cells[tick&(windowBuckets-1)][kind]
-	for {
-		old := word.Load()
-		if uint32(old>>32) != uint32(tick) || uint32(old) == 0 {
-			return
-		}
-		if word.CompareAndSwap(old, old-1) {
-			return
-		}
-	}
-}
-
 // bucket returns the counts of bucket tick, all stripes together.
 func (w *window) bucket(tick int64) (a, b uint64) {
 	tag := uint32(tick)
