@@ -207,11 +207,14 @@ func (t *Throttle) settle(tk throttleTicket, v verdict) {
 	if !tk.ok || v == neither {
 		return
 	}
+	// The accept goes in first: an attempt admitted between the two adds
+	// must not see a request without its accept, which would make it
+	// reject with probability 1/2 on a new Throttle.
 	s := t.w.stripe()
-	t.w.add(tk.tick, s, 0)
 	if v == accepted {
 		t.w.add(tk.tick, s, 1)
 	}
+	t.w.add(tk.tick, s, 0)
 }
 
 // draw returns a number in [0, 1).
