@@ -5,7 +5,6 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 )
 
 // An Option configures NewInterceptor or Hedge. Options are made only by
@@ -82,7 +81,7 @@ func Procedures(allow func(spec connect.Spec) bool) Option {
 // error code, never by their response (use Codes or retry.If).
 func With(opts ...retry.Option) Option {
 	for _, o := range opts {
-		if optinfo.IfValue(o) {
+		if o.JudgesValues() {
 			panic("retryconnect: With: retry.IfValue is not supported; judge calls by their code with Codes or retry.If")
 		}
 	}

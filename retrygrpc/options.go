@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 )
@@ -125,7 +124,7 @@ func ReplayLimit(bytes int) Option {
 // by its status, never by its reply (use Codes or retry.If).
 func With(opts ...retry.Option) Option {
 	for _, o := range opts {
-		if optinfo.IfValue(o) {
+		if o.JudgesValues() {
 			panic("retrygrpc: With: retry.IfValue is not supported; judge calls by their status with Codes or retry.If")
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 )
 
 // DefaultDrainLimit is the number of bytes of a failed attempt's response
@@ -211,7 +210,7 @@ type Transport struct {
 // whole response.
 func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
 	for _, o := range opts {
-		if optinfo.IfValue(o) {
+		if o.JudgesValues() {
 			panic("retryhttp: NewTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
 		}
 	}
