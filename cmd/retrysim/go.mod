@@ -3,7 +3,7 @@ module github.com/seed-b8c8f69d/retry/cmd/retrysim
 go 1.25.0
 
 require (
-	github.com/seed-b8c8f69d/retry v0.0.0
+	github.com/seed-b8c8f69d/retry v0.1.0
 	golang.org/x/exp v0.0.0-20260813180055-c1d0aacb2297
 	golang.org/x/term v0.45.0
 	gonum.org/v1/plot v0.17.0
@@ -20,5 +20,3 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
-
-replace github.com/seed-b8c8f69d/retry => ../..
