@@ -355,15 +355,22 @@ func scratchModule(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(mod), "\n")
+	const ours = "github.com/seed-b8c8f69d/retry"
+	var replaces []string
 	for i, l := range lines {
 		if strings.HasPrefix(l, "module ") {
 			lines[i] = "module snippets"
 		}
-		// Relative replacements are relative to this directory.
-		if j := strings.Index(l, "=> ."); j >= 0 {
-			lines[i] = l[:j] + "=> " + filepath.Join(here, strings.TrimSpace(l[j+3:]))
+		// Our modules are required at their released version, which only
+		// go.work maps to the tree; outside the workspace, the scratch
+		// module replaces each by its directory here.
+		if f := strings.Fields(l); len(f) >= 2 && strings.HasPrefix(f[len(f)-2], ours) {
+			path := f[len(f)-2]
+			dir := filepath.Join(here, "..", strings.TrimPrefix(path, ours))
+			replaces = append(replaces, "replace "+path+" => "+dir)
 		}
 	}
+	lines = append(lines, replaces...)
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
