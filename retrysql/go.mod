@@ -1,0 +1,16 @@
+module github.com/seed-b8c8f69d/retry/retrysql
+
+go 1.26.0
+
+replace github.com/seed-b8c8f69d/retry => ../
+
+require (
+	github.com/jackc/pgx/v5 v5.13.0
+	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
