@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,8 +153,8 @@ func TestDeadlockRetried(t *testing.T) {
 		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
-		if fmt.Sprint(codes) != "[40P01]" {
-			t.Errorf("retried on %v, want [40P01]", codes)
+		if len(codes) == 0 || strings.Trim(strings.ReplaceAll(fmt.Sprint(codes), "40P01", ""), "[ ]") != "" {
+			t.Errorf("retried on %v, want 40P01 only, at least once", codes)
 		}
 		if got := scalar(t, db, "SELECT sum(balance) FROM "+acct); got != 204 {
 			t.Errorf("sum = %d, want 204: each transaction committed once", got)
