@@ -1,0 +1,81 @@
+package retrypgx_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/retrysql/internal/pgtest"
+)
+
+var (
+	cluster *pgtest.Cluster
+	noPG    string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m.Run, 30, &cluster, &noPG))
+}
+
+// pool returns a pool on the cluster at addr (the cluster's when ""), closed
+// after the test, which also checks that no connection is left acquired.
+func pool(t testing.TB, addr string) *pgxpool.Pool {
+	t.Helper()
+	if cluster == nil {
+		t.Skip(noPG)
+	}
+	if addr == "" {
+		addr = cluster.Addr()
+	}
+	p, err := pgxpool.New(context.Background(), fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if n := p.Stat().AcquiredConns(); n != 0 {
+			t.Errorf("%d connections still acquired", n)
+		}
+		p.Close()
+	})
+	return p
+}
+
+var tables atomic.Int32
+
+func table(t testing.TB, p *pgxpool.Pool, n int) string {
+	t.Helper()
+	name := fmt.Sprintf("pgx_acct_%d_%d", os.Getpid(), tables.Add(1))
+	exec(t, p, "CREATE TABLE "+name+" (id int PRIMARY KEY, balance int NOT NULL)")
+	exec(t, p, fmt.Sprintf("INSERT INTO %s SELECT g, 100 FROM generate_series(1, %d) g", name, n))
+	t.Cleanup(func() { _, _ = p.Exec(context.Background(), "DROP TABLE "+name) })
+	return name
+}
+
+func exec(t testing.TB, p *pgxpool.Pool, q string, args ...any) {
+	t.Helper()
+	if _, err := p.Exec(context.Background(), q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func scalar(t testing.TB, p *pgxpool.Pool, q string) int {
+	t.Helper()
+	var n int
+	if err := p.QueryRow(context.Background(), q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+var fast = retry.Constant(time.Millisecond).Take(5)
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
