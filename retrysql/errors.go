@@ -1,6 +1,10 @@
 package retrysql
 
-import "github.com/seed-b8c8f69d/retry/retrysql/internal/txrun"
+import (
+	"errors"
+
+	"github.com/seed-b8c8f69d/retry/retrysql/internal/txrun"
+)
 
 // ErrCommitUnknown is matched (errors.Is) by the error Tx returns when COMMIT
 // was sent and no answer came: the connection was lost, the context ended
@@ -10,7 +14,7 @@ import "github.com/seed-b8c8f69d/retry/retrysql/internal/txrun"
 // is never tried again; check the database before doing it again (or make the
 // transaction idempotent). The same error also matches the COMMIT's own error
 // (errors.Is, errors.As).
-var ErrCommitUnknown = txrun.ErrCommitUnknown
+var ErrCommitUnknown = errors.New("retrysql: commit outcome unknown")
 
 // SQLState returns the SQLSTATE code of the first error in err's tree (see
 // errors.As) that has a method SQLState() string, such as pgx's

@@ -43,9 +43,10 @@ func Tx(ctx context.Context, db DB, s retry.Schedule, txOpts *sql.TxOptions, fn 
 		Begin: func(ctx context.Context) (*sql.Tx, error) {
 			return db.BeginTx(ctx, txOpts)
 		},
-		Commit:   func(_ context.Context, tx *sql.Tx) error { return tx.Commit() },
-		Rollback: func(_ context.Context, tx *sql.Tx) error { return tx.Rollback() },
-		Ended:    func(err error) bool { return errors.Is(err, sql.ErrTxDone) },
+		Commit:        func(_ context.Context, tx *sql.Tx) error { return tx.Commit() },
+		Rollback:      func(_ context.Context, tx *sql.Tx) error { return tx.Rollback() },
+		Ended:         func(err error) bool { return errors.Is(err, sql.ErrTxDone) },
+		CommitUnknown: ErrCommitUnknown,
 	}
 	return txrun.Run(ctx, s, ops, fn, opts)
 }

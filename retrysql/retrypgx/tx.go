@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/retrysql"
 	"github.com/seed-b8c8f69d/retry/retrysql/internal/txrun"
 )
 
@@ -49,10 +50,11 @@ func Tx(ctx context.Context, db DB, s retry.Schedule, txOpts pgx.TxOptions, fn f
 		Begin: func(ctx context.Context) (pgx.Tx, error) {
 			return db.BeginTx(ctx, txOpts)
 		},
-		Commit:     func(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) },
-		Rollback:   func(ctx context.Context, tx pgx.Tx) error { return tx.Rollback(ctx) },
-		Ended:      func(err error) bool { return errors.Is(err, pgx.ErrTxClosed) },
-		RolledBack: func(err error) bool { return errors.Is(err, pgx.ErrTxCommitRollback) },
+		Commit:        func(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) },
+		Rollback:      func(ctx context.Context, tx pgx.Tx) error { return tx.Rollback(ctx) },
+		Ended:         func(err error) bool { return errors.Is(err, pgx.ErrTxClosed) },
+		RolledBack:    func(err error) bool { return errors.Is(err, pgx.ErrTxCommitRollback) },
+		CommitUnknown: retrysql.ErrCommitUnknown,
 	}
 	return txrun.Run(ctx, s, ops, fn, opts)
 }

@@ -19,9 +19,9 @@ type Proxy struct {
 	// Answered receives once the server answered a dropped COMMIT (to no
 	// one): the server finished it.
 	Answered chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   []net.Conn
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    []net.Conn
 }
 
 // NewProxy starts a proxy to target (host:port) on a free loopback port.

@@ -11,10 +11,6 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 )
 
-// ErrCommitUnknown is retrysql.ErrCommitUnknown (defined here so that both
-// runners return the same value).
-var ErrCommitUnknown = errors.New("retrysql: commit outcome unknown")
-
 // Ops are a driver's transaction operations.
 type Ops[T any] struct {
 	Begin    func(ctx context.Context) (T, error)
@@ -27,6 +23,9 @@ type Ops[T any] struct {
 	// answer that the transaction was rolled back without an SQLSTATE, such
 	// as pgx.ErrTxCommitRollback; nil when the driver has none.
 	RolledBack func(err error) bool
+	// CommitUnknown is the sentinel of a COMMIT whose outcome is unknown
+	// (retrysql.ErrCommitUnknown).
+	CommitUnknown error
 }
 
 // Run calls fn in a fresh transaction per attempt, on the schedule s and the
@@ -118,5 +117,5 @@ func atCommit[T any](err error, ops *Ops[T]) error {
 	case code == "" && ops.RolledBack != nil && ops.RolledBack(err):
 		return retry.Permanent(err)
 	}
-	return retry.Permanent(fmt.Errorf("%w: %w", ErrCommitUnknown, err))
+	return retry.Permanent(fmt.Errorf("%w: %w", ops.CommitUnknown, err))
 }

@@ -25,6 +25,7 @@ func (unsent) Error() string     { return "nothing sent" }
 func (unsent) SafeToRetry() bool { return true }
 
 var errEnded = errors.New("tx ended")
+var ErrCommitUnknown = errors.New("commit unknown")
 var errRolledBack = errors.New("commit rolled back")
 
 // fake is a driver whose first attempts fail as told.
@@ -44,9 +45,10 @@ func (f *fake) ops() *Ops[int] {
 			f.commits++
 			return nil
 		},
-		Rollback:   func(context.Context, int) error { f.rollbacks++; return nil },
-		Ended:      func(err error) bool { return errors.Is(err, errEnded) },
-		RolledBack: func(err error) bool { return errors.Is(err, errRolledBack) },
+		Rollback:      func(context.Context, int) error { f.rollbacks++; return nil },
+		Ended:         func(err error) bool { return errors.Is(err, errEnded) },
+		RolledBack:    func(err error) bool { return errors.Is(err, errRolledBack) },
+		CommitUnknown: ErrCommitUnknown,
 	}
 }
 
