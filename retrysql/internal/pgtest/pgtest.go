@@ -75,7 +75,13 @@ func Start(maxConns int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "retrysql-pg-")
+	// As root, the cluster's directory is made in /tmp, which every user can
+	// reach ($TMPDIR may be private to root).
+	parent := ""
+	if os.Geteuid() == 0 {
+		parent = "/tmp"
+	}
+	dir, err := os.MkdirTemp(parent, "retrysql-pg-")
 	if err != nil {
 		return nil, err
 	}
