@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,10 +195,14 @@ func TestNilArguments(t *testing.T) {
 		{"typed nil db", func() { _ = retrysql.Tx(context.Background(), nilDB, fast, nil, fn) }, "retrysql: Tx: nil db"},
 		{"nil schedule", func() { _ = retrysql.Tx(context.Background(), &sql.DB{}, nil, nil, fn) }, "retrysql: Tx: nil Schedule"},
 		{"nil fn", func() { _ = retrysql.Tx(context.Background(), &sql.DB{}, fast, nil, nil) }, "retrysql: Tx: nil fn"},
+		{"IfValue", func() {
+			_ = retrysql.Tx(context.Background(), &sql.DB{}, fast, nil, fn, retry.IfValue(func(int) bool { return false }))
+		}, "retry: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
-				if r := recover(); r != c.want {
+				r := recover()
+				if msg, _ := r.(string); msg != c.want && !(c.want == "retry: " && strings.HasPrefix(msg, c.want)) {
 					t.Errorf("panic %v, want %q", r, c.want)
 				}
 			}()

@@ -27,8 +27,10 @@ type DB interface {
 // when the outcome of a COMMIT is unknown, fn's error (or the driver's) as it
 // is when it is not retried, and a *retry.Error when it gives up.
 //
-// Tx panics if db, s or fn is nil, before anything else. It is safe for
-// concurrent use as far as db is (a *sql.DB is).
+// opts mean what they mean to retry.Do, one transaction being one attempt.
+// Tx panics if db, s or fn is nil, before anything else, and, as Do does, if
+// given an IfValue. It is safe for concurrent use as far as db is (a *sql.DB
+// is).
 func Tx(ctx context.Context, db DB, s retry.Schedule, txOpts *sql.TxOptions, fn func(context.Context, *sql.Tx) error, opts ...retry.Option) error {
 	if isNil(db) {
 		panic("retrysql: Tx: nil db")

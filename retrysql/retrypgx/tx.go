@@ -34,8 +34,10 @@ type DB interface {
 // swallowed an error and the server rolled back), and a *retry.Error when it
 // gives up.
 //
-// Tx panics if db, s or fn is nil, before anything else. It is safe for
-// concurrent use as far as db is (a *pgxpool.Pool is, a *pgx.Conn is not).
+// opts mean what they mean to retry.Do, one transaction being one attempt.
+// Tx panics if db, s or fn is nil, before anything else, and, as Do does, if
+// given an IfValue. It is safe for concurrent use as far as db is (a
+// *pgxpool.Pool is, a *pgx.Conn is not).
 func Tx(ctx context.Context, db DB, s retry.Schedule, txOpts pgx.TxOptions, fn func(context.Context, pgx.Tx) error, opts ...retry.Option) error {
 	if db == nil || reflect.ValueOf(db).Kind() == reflect.Pointer && reflect.ValueOf(db).IsNil() {
 		panic("retrypgx: Tx: nil db")
