@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,15 +49,14 @@ func open(t testing.TB, driver, addr string) *sql.DB {
 	return db
 }
 
-var tables atomic.Int32
-
-// table creates a table of accounts (id, balance) with n rows of balance 100
-// and returns its name, unique to the test.
+// table creates a table of n accounts (id, balance 100), dropped after the
+// test, and returns its name.
 func table(t testing.TB, db *sql.DB, n int) string {
 	t.Helper()
-	name := fmt.Sprintf("acct_%d_%d", os.Getpid(), tables.Add(1))
-	mustExec(t, db, "CREATE TABLE "+name+" (id int PRIMARY KEY, balance int NOT NULL)")
-	mustExec(t, db, fmt.Sprintf("INSERT INTO %s SELECT g, 100 FROM generate_series(1, %d) g", name, n))
+	name, create := pgtest.Accounts(n)
+	for _, q := range create {
+		mustExec(t, db, q)
+	}
 	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + name) })
 	return name
 }

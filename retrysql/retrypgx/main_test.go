@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,13 +51,14 @@ func pool(t testing.TB, addr string) *pgxpool.Pool {
 	return p
 }
 
-var tables atomic.Int32
-
+// table creates a table of n accounts (id, balance 100), dropped after the
+// test, and returns its name.
 func table(t testing.TB, p *pgxpool.Pool, n int) string {
 	t.Helper()
-	name := fmt.Sprintf("pgx_acct_%d_%d", os.Getpid(), tables.Add(1))
-	exec(t, p, "CREATE TABLE "+name+" (id int PRIMARY KEY, balance int NOT NULL)")
-	exec(t, p, fmt.Sprintf("INSERT INTO %s SELECT g, 100 FROM generate_series(1, %d) g", name, n))
+	name, create := pgtest.Accounts(n)
+	for _, q := range create {
+		exec(t, p, q)
+	}
 	t.Cleanup(func() { _, _ = p.Exec(context.Background(), "DROP TABLE "+name) })
 	return name
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -223,4 +224,17 @@ func Main(run func() int, maxConns int, c **Cluster, skip *string) int {
 	*c = cl
 	defer cl.Stop()
 	return run()
+}
+
+var tables atomic.Int32
+
+// Accounts returns the name of a new table of n accounts (id, balance),
+// each with a balance of 100, unique to this process, and the statements
+// that create it.
+func Accounts(n int) (name string, create []string) {
+	name = fmt.Sprintf("acct_%d_%d", os.Getpid(), tables.Add(1))
+	return name, []string{
+		"CREATE TABLE " + name + " (id int PRIMARY KEY, balance int NOT NULL)",
+		fmt.Sprintf("INSERT INTO %s SELECT g, 100 FROM generate_series(1, %d) g", name, n),
+	}
 }
