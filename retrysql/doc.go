@@ -39,7 +39,10 @@
 // When retries run out, the budget refuses one, or the caller's context ends,
 // the call returns a *retry.Error as retry.Do does, matching both the reason
 // and the last attempt's error with errors.Is. Options such as retry.If narrow
-// what is retried further; they never widen it.
+// what is retried further; they never widen it. A Budget, Throttle or Breaker
+// counts a 40001 or 40P01 as a failed attempt like any other it retries, so
+// under heavy contention they refuse transactions that backoff alone would
+// have committed (docs/SQL.md measures a budget): size them for outages.
 //
 // # Contexts, panics and connections
 //
