@@ -46,7 +46,7 @@ func runMetastableCmd(args []string, o *output) error {
 	fs := newFlagSet("metastable")
 	cfg := msConfig{}
 	scenario := fs.String("scenario", "default", "default, or published: one worker and evenly spaced arrivals, the published setup")
-	fs.IntVar(&cfg.workers, "workers", 10, "the server's workers, in [1, 10000]")
+	fs.IntVar(&cfg.workers, "workers", 50, "the server's workers, in [1, 10000]")
 	fs.DurationVar(&cfg.service, "service", 100*time.Millisecond, "mean service time of a request (exponential)")
 	discipline := fs.String("discipline", "fifo", "the order in which the server takes queued requests: fifo or lifo")
 	fs.IntVar(&cfg.queueLimit, "queue-limit", 0, "requests the server queues at most, refusing the others; 0 for no limit")
