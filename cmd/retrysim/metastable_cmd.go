@@ -29,8 +29,8 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   budget       jitter, and NewBudget(-budget-ratio, -budget-reserve)
   throttle     jitter, and NewThrottle() with the library's defaults
   breaker      jitter, and NewBreaker() with the library's defaults
-  recommended  jitter, and both the budget and the breaker: the README's
-               default for a new service
+  recommended  jitter, NewBudget(0.1, 10) and NewBreaker(BreakerWindow(10s)),
+               whatever the flags say: the README's default for a new service
 
 Reports, per strategy: the goodput before the trigger and after it, whether
 the server is stuck (goodput below 10% in every 5 s window of the 60 s after
