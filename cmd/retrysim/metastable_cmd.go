@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,6 +32,10 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   breaker      jitter, and NewBreaker() with the library's defaults
   recommended  jitter, NewBudget(0.1, 10) and NewBreaker(BreakerWindow(10s)),
                whatever the flags say: the README's default for a new service
+  budget+throttle, budget+breaker
+               jitter, and the budget with the throttle or the breaker: the
+               candidates recommended was chosen against; only when
+               -strategies names them
 
 Reports, per strategy: the goodput before the trigger and after it, whether
 the server is stuck (goodput below 10% in every 5 s window of the 60 s after
@@ -114,7 +119,7 @@ func runMetastableCmd(args []string, o *output) error {
 		return usagef("-trigger %q is not spike or dip", *trigger)
 	}
 	var err error
-	if cfg.strategies, err = parseStrategies(*list, msStrategies); err != nil {
+	if cfg.strategies, err = parseStrategies(*list, append(slices.Clip(msStrategies), msExtra...)); err != nil {
 		return err
 	}
 	if err := cfg.validate(); err != nil {
@@ -211,13 +216,13 @@ func (cfg *msConfig) validate() error {
 // chart of its goodput.
 func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	printMsSetup(w, cfg)
-	fmt.Fprintf(w, "%-12s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
+	fmt.Fprintf(w, "%-15s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
 	for _, r := range results {
 		rec := "never"
 		if r.RecoveryS != nil {
 			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
 		}
-		fmt.Fprintf(w, "%-12s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
+		fmt.Fprintf(w, "%-15s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
 			yesNo(r.Stuck), rec, r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
 	}
 	fmt.Fprintln(w)
@@ -271,13 +276,13 @@ func printMsSetup(w io.Writer, cfg *msConfig) {
 func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult) {
 	printMsSetup(w, cfg)
 	n := len(cfg.strategies)
-	fmt.Fprintf(w, "%-12s", "load")
+	fmt.Fprintf(w, "%-15s", "load")
 	for _, l := range loads {
 		fmt.Fprintf(w, " %6s", strconv.FormatFloat(round(l*100, 2), 'f', -1, 64)+"%")
 	}
 	fmt.Fprintf(w, "  %s\n", "boundary")
 	for i, st := range cfg.strategies {
-		fmt.Fprintf(w, "%-12s", st)
+		fmt.Fprintf(w, "%-15s", st)
 		for j := range loads {
 			r := results[j*n+i]
 			cell := "stuck"
@@ -322,12 +327,14 @@ func yesNo(b bool) string {
 
 // msPalette gives each strategy its color in the chart.
 var msPalette = map[msStrategy]color.RGBA{
-	msNaive:       {0x7f, 0x7f, 0x7f, 0xff},
-	msJitter:      {0xff, 0x7f, 0x0e, 0xff},
-	msBudget:      {0x17, 0xbe, 0xcf, 0xff},
-	msThrottle:    {0x1f, 0x77, 0xb4, 0xff},
-	msBreaker:     {0xd6, 0x27, 0x28, 0xff},
-	msRecommended: {0x2c, 0xa0, 0x2c, 0xff},
+	msNaive:          {0x7f, 0x7f, 0x7f, 0xff},
+	msJitter:         {0xff, 0x7f, 0x0e, 0xff},
+	msBudget:         {0x17, 0xbe, 0xcf, 0xff},
+	msThrottle:       {0x1f, 0x77, 0xb4, 0xff},
+	msBreaker:        {0xd6, 0x27, 0x28, 0xff},
+	msRecommended:    {0x2c, 0xa0, 0x2c, 0xff},
+	msBudgetThrottle: {0x94, 0x67, 0xbd, 0xff},
+	msBudgetBreaker:  {0x8c, 0x56, 0x4b, 0xff},
 }
 
 // metastableImage draws two panels over time, from 10s before the trigger
