@@ -10,9 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 const metastableSummary = `A queueing server (-workers workers, exponential service times of mean
@@ -342,93 +340,20 @@ var msPalette = map[msStrategy]color.RGBA{
 // with its capacity dashed (log scale), and the goodput of the requests
 // started in each second. The trigger is shaded in both.
 func metastableImage(path string, cfg *msConfig, results []msResult) error {
-	const xLabel = "seconds since the trigger began (shaded: the trigger)"
-	sent := newPlot("attempts reaching the server per second (dashed: its capacity)", "", "attempts/s (log scale)")
-	good := newPlot("goodput: share of the requests started in each second that succeeded", xLabel, "%")
-	sent.Y.Scale, sent.Y.Tick.Marker = plot.LogScale{}, ticks125{}
 	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
 	to := int((cfg.warmup + cfg.trigger + cfg.after) / bucket)
 	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
-	capacity := cfg.capacity()
-	ymax := capacity
-	for _, r := range results {
-		for k := from; k < to && k < len(r.sent); k++ {
-			ymax = max(ymax, float64(r.sent[k]))
-		}
-	}
-	ymin := max(capacity/20, 1)
-	for _, p := range []struct {
-		p      *plot.Plot
-		lo, hi float64
-	}{{sent, ymin, ymax * 1.3}, {good, 0, 105}} {
-		shade, err := plotter.NewPolygon(plotter.XYs{
-			{X: 0, Y: p.lo}, {X: cfg.trigger.Seconds(), Y: p.lo}, {X: cfg.trigger.Seconds(), Y: p.hi}, {X: 0, Y: p.hi},
-		})
-		if err != nil {
-			return err
-		}
-		shade.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
-		shade.LineStyle.Width = 0
-		p.p.Add(shade)
-	}
-	c := capacity
-	capXYs := plotter.XYs{{X: x(from), Y: c}, {X: x(to), Y: c}}
+	c := cfg.capacity()
+	ymin := max(c/20, 1)
+	capacity := plotter.XYs{{X: x(from), Y: c}, {X: x(to), Y: c}}
 	if cfg.dip {
-		d := max(c/cfg.factor, ymin)
-		capXYs = plotter.XYs{{X: x(from), Y: c}, {X: 0, Y: c}, {X: 0, Y: d}, {X: cfg.trigger.Seconds(), Y: d},
-			{X: cfg.trigger.Seconds(), Y: c}, {X: x(to), Y: c}}
+		d, end := max(c/cfg.factor, ymin), cfg.trigger.Seconds()
+		capacity = plotter.XYs{{X: x(from), Y: c}, {X: 0, Y: c}, {X: 0, Y: d}, {X: end, Y: d}, {X: end, Y: c}, {X: x(to), Y: c}}
 	}
-	capLine, err := plotter.NewLine(capXYs)
-	if err != nil {
-		return err
+	runs := make([]strategyRun, len(results))
+	for i, r := range results {
+		runs[i] = strategyRun{r.Strategy, msPalette[msStrategy(r.Strategy)], r.sent, r.started, r.succeeded}
 	}
-	capLine.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-	capLine.Width = vg.Points(0.6)
-	capLine.Color = color.Gray{0x40}
-	sent.Add(capLine)
-	for _, r := range results {
-		sxy := make(plotter.XYs, 0, to-from)
-		gxy := make(plotter.XYs, 0, to-from)
-		for k := from; k < to; k++ {
-			v := 0
-			if k < len(r.sent) {
-				v = r.sent[k]
-			}
-			sxy = append(sxy, plotter.XY{X: x(k), Y: max(float64(v), ymin)})
-			if k < len(r.started) && r.started[k] > 0 {
-				gxy = append(gxy, plotter.XY{X: x(k), Y: 100 * float64(r.succeeded[k]) / float64(r.started[k])})
-			}
-		}
-		for _, pl := range []struct {
-			p   *plot.Plot
-			xys plotter.XYs
-		}{{sent, sxy}, {good, gxy}} {
-			if len(pl.xys) == 0 {
-				continue
-			}
-			line, err := plotter.NewLine(pl.xys)
-			if err != nil {
-				return err
-			}
-			line.Color = msPalette[msStrategy(r.Strategy)]
-			line.Width = vg.Points(1.1)
-			pl.p.Add(line)
-			if pl.p == good {
-				good.Legend.Add(r.Strategy, line)
-			}
-		}
-	}
-	var ticks plot.ConstantTicks
-	for t := math.Ceil(x(from)/10) * 10; t <= x(to); t += 10 {
-		ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
-	}
-	for _, p := range []*plot.Plot{sent, good} {
-		p.X.Min, p.X.Max = x(from), x(to)
-		p.X.Tick.Marker = ticks
-	}
-	sent.Y.Min, sent.Y.Max = ymin, ymax*1.3
-	good.Y.Min, good.Y.Max = 0, 105
-	good.Legend.Top, good.Legend.Left = false, false
-	good.Legend.YOffs = vg.Millimeter * 4
-	return saveGrid(path, [][]*plot.Plot{{sent}, {good}}, 8*vg.Inch, 6*vg.Inch)
+	return timeChart(path, "attempts reaching the server per second (dashed: its capacity)", "attempts/s (log scale)",
+		"seconds since the trigger began (shaded: the trigger)", from, to, cfg.warmup, cfg.trigger.Seconds(), capacity, ymin, runs)
 }

@@ -144,24 +144,6 @@ func TestMetastableShape(t *testing.T) {
 	}
 }
 
-func TestMetastableGolden(t *testing.T) {
-	golden(t, "metastable.json", mustJSON(t, &[]msResult{},
-		"metastable", "-json", "-workers", "5", "-clients", "4", "-warmup", "20s", "-after", "60s", "-load", "0.7"))
-}
-
-func TestMetastableDeterministic(t *testing.T) {
-	args := []string{"metastable", "-json", "-workers", "5", "-warmup", "10s", "-after", "60s", "-load", "0.7", "-trigger", "dip"}
-	a, _, _ := cli(t, append(args, "-seed", "5")...)
-	b, _, _ := cli(t, append(args, "-seed", "5")...)
-	c, _, _ := cli(t, append(args, "-seed", "6")...)
-	if a != b {
-		t.Errorf("two runs with -seed 5 differ:\n%s\n%s", a, b)
-	}
-	if a == c {
-		t.Errorf("runs with -seed 5 and -seed 6 are the same")
-	}
-}
-
 func TestMetastableSweep(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		t.Skip("60 runs: too slow under -race or -short")
