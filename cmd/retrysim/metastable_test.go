@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,17 @@ func TestMetastableHelp(t *testing.T) {
 	for _, st := range msStrategies {
 		if !strings.Contains(stdout, "  "+string(st)+" ") {
 			t.Errorf("-h does not describe %s", st)
+		}
+	}
+}
+
+// BenchmarkMetastableDefault is the default metastable run, every strategy,
+// through the command line: cmd/retrysim/README.md gives its time.
+func BenchmarkMetastableDefault(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := run([]string{"metastable", "-json"}, io.Discard, io.Discard, false); code != 0 {
+			b.Fatalf("exit status %d", code)
 		}
 	}
 }
