@@ -115,7 +115,7 @@ func TestDeterministic(t *testing.T) {
 		{"occ", "-json", "-clients", "10", "-trials", "5"},
 		{"hedge", "-json", "-requests", "300", "-fanout", "10", "-servers", "10", "-pause-every", "1s"},
 		{"overload", "-json", "-rate", "50", "-capacity", "100", "-warmup", "10s", "-outage", "10s", "-after", "10s", "-throttle-window", "5s", "-breaker-window", "5s"},
-		{"metastable", "-json", "-workers", "5", "-warmup", "10s", "-after", "60s", "-load", "0.7", "-trigger", "dip"},
+		{"metastable", "-json", "-workers", "5", "-warmup", "10s", "-after", "60s", "-load", "0.7", "-trigger", "dip", "-strategies", "throttle,breaker,recommended"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			a, _, _ := cli(t, append(args, "-seed", "5")...)
