@@ -59,6 +59,11 @@ import (
 // stats counts what happened: totals since startStats, and series per
 // second (bucket) of simulated time from 0, for charts.
 //
+// In metastable (metastable.go), a strategy is an msStrategy: what each
+// process adds to its retry.Do is its options (a WithLimiter goes there as
+// WithBudget does), and what the server does is its policy (nil: FIFO or
+// LIFO by -discipline, nothing shed).
+//
 // A qserver belongs to one sim and, like it, is not safe for concurrent
 // use.
 
