@@ -153,7 +153,7 @@ func msRun(cfg *msConfig, st msStrategy) msResult {
 	q := newQServer(s, qserverConfig{
 		workers: cfg.workers, service: cfg.service, dist: cfg.dist, lifo: cfg.lifo,
 		queueLimit: cfg.queueLimit, refusalCost: cfg.refusalCost, src: pcg(cfg.seed, streamMsService),
-	}, st.policy(cfg))
+	}, nil)
 	arrivals := rand.New(pcg(cfg.seed, streamMsArrivals))
 	sched := retry.Constant(0).Take(cfg.attempts - 1)
 	if st != msNaive {
@@ -313,13 +313,6 @@ func (st msStrategy) options(cfg *msConfig, clock retry.Clock, src rand.Source) 
 		return []retry.Option{retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)), cfg.breaker(clock)}
 	}
 	panic("retrysim: unknown metastable strategy " + string(st))
-}
-
-// policy returns what the server does under st: nil, for every strategy
-// so far, is the plain FIFO or LIFO queue of -discipline. Server-side
-// shedding returns its qpolicy here.
-func (st msStrategy) policy(*msConfig) qpolicy {
-	return nil
 }
 
 // throttle returns a process's Throttle: the library's defaults but for

@@ -61,8 +61,8 @@ import (
 //
 // In metastable (metastable.go), a strategy is an msStrategy: what each
 // process adds to its retry.Do is its options (a WithLimiter goes there as
-// WithBudget does), and what the server does is its policy (nil: FIFO or
-// LIFO by -discipline, nothing shed).
+// WithBudget does), and what the server does is the qpolicy msRun gives
+// newQServer (nil: FIFO or LIFO by -discipline, nothing shed).
 //
 // A qserver belongs to one sim and, like it, is not safe for concurrent
 // use.
