@@ -120,6 +120,17 @@ func (h *hedge[T]) wait(d time.Duration) bool {
 		if h.state.Load() == hedgeAbandoned {
 			return false
 		}
+		if !armed && h.beyond(wait) {
+			// No attempt may start when this wait ends: wait for the
+			// attempts outstanding instead, whose failure may start one
+			// in time, or give up if there are none.
+			if h.outstanding == 0 {
+				h.expired = true
+				return false
+			}
+			h.block()
+			continue
+		}
 		switch r, err := h.sleep(wait, &armed, trigger != nil); r {
 		case slept:
 			if trigger != nil {

@@ -134,10 +134,10 @@ func TestIfValue(t *testing.T) {
 		}, "even if ctx is done")
 	})
 	t.Run("Do, Hedge and nil panic", func(t *testing.T) {
-		assert.PanicsWithValue(t, "retry: Do does not take IfValue, which needs Retry", func() {
+		assert.PanicsWithValue(t, "retry: Do: IfValue has no value to judge; use it with Retry", func() {
 			_ = Do(t.Context(), Delays(), func(context.Context) error { return nil }, IfValue(pending))
 		})
-		assert.PanicsWithValue(t, "retry: Hedge does not take IfValue, which needs Retry", func() {
+		assert.PanicsWithValue(t, "retry: Hedge: IfValue is not supported; use it with Retry, or return an error for a value to retry", func() {
 			_, _ = Hedge(t.Context(), Delays(), func(context.Context) (string, error) { return "", nil }, IfValue(pending))
 		})
 		assert.PanicsWithValue(t, "retry: IfValue: nil function", func() { IfValue[string](nil) })
