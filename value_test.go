@@ -148,3 +148,46 @@ func TestIfValue(t *testing.T) {
 		assert.True(t, errors.Is(err, ErrExhausted))
 	})
 }
+
+func TestRetryDiscard(t *testing.T) {
+	t.Run("each value IfValue rejected is released once another attempt replaces it", func(t *testing.T) {
+		var released []string
+		calls := 0
+		v, err := Retry(t.Context(), Constant(s1), poll(&calls, "pending 1", "pending 2", "done"),
+			WithClock(NewFakeClock(epoch)), IfValue(func(s string) bool { return s != "done" }),
+			Discard(func(s string) { released = append(released, s) }))
+		require.NoError(t, err)
+		assert.Equal(t, "done", v)
+		assert.Equal(t, []string{"pending 1", "pending 2"}, released)
+	})
+	t.Run("the value returned when the call gives up is not released", func(t *testing.T) {
+		var released []string
+		calls := 0
+		v, err := Retry(t.Context(), Constant(s1).Take(2), poll(&calls, "pending 1", "pending 2", "pending 3"),
+			WithClock(NewFakeClock(epoch)), IfValue(func(string) bool { return true }),
+			Discard(func(s string) { released = append(released, s) }), Discard(func(string) { released = append(released, "again") }))
+		assert.ErrorIs(t, err, ErrExhausted)
+		assert.Equal(t, "pending 3", v)
+		assert.Equal(t, []string{"pending 1", "again", "pending 2", "again"}, released, "several Discards all run, in order")
+	})
+	t.Run("the value of a failed attempt is not released", func(t *testing.T) {
+		var released []int
+		calls := 0
+		_, err := Retry(t.Context(), Constant(s1).Take(1), func(context.Context) (int, error) {
+			calls++
+			return calls, errBoom
+		}, WithClock(NewFakeClock(epoch)), IfValue(func(int) bool { return true }),
+			Discard(func(v int) { released = append(released, v) }))
+		assert.ErrorIs(t, err, errBoom)
+		assert.Empty(t, released)
+	})
+	t.Run("the wrong type panics at the call, even if ctx is done", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		calls := 0
+		assert.PanicsWithValue(t, "retry: Retry: Discard's function is a func(int), not a func(string)", func() {
+			_, _ = Retry(ctx, Delays(), poll(&calls, "done"), Discard(func(int) {}))
+		})
+		assert.Zero(t, calls)
+	})
+}
