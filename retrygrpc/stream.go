@@ -43,10 +43,11 @@ func StreamClientInterceptor(s retry.Schedule, opts ...Option) grpc.StreamClient
 			return streamer(ctx, desc, cc, method, callOpts...)
 		}
 		st := &stream{
-			ctx: ctx, cfg: cfg, desc: desc, cc: cc, method: method, streamer: streamer, callOpts: callOpts,
+			ctx: ctx, cfg: cfg, desc: desc, cc: cc, method: method, streamer: streamer,
 			recvLock: make(chan struct{}, 1),
 			changed:  make(chan struct{}),
 		}
+		st.callOpts, st.finish = splitFinish(callOpts)
 		if cfg.limit > 0 {
 			st.codec = codecOf(callOpts)
 		}
@@ -74,8 +75,9 @@ type stream struct {
 	cc       *grpc.ClientConn
 	method   string
 	streamer grpc.Streamer
-	callOpts []grpc.CallOption
-	codec    encoding.CodecV2 // measures kept messages; nil: they cannot be measured
+	callOpts []grpc.CallOption // the caller's but OnFinish
+	finish   []func(error)     // the caller's OnFinish functions, run once, for the call
+	codec    encoding.CodecV2  // measures kept messages; nil: they cannot be measured
 
 	// recvLock is a token held by whoever calls RecvMsg on an attempt that
 	// is not committed: the caller's RecvMsg, or drive finding out the
@@ -92,6 +94,9 @@ type stream struct {
 	kept      []any         // messages sent while not committed
 	size      int           // their encoded size
 	closed    bool          // CloseSend was called
+	finishDue bool          // the committed attempt ended, with finishErr: unlock runs finish
+	finishErr error
+	finishRan bool          // finish has run, or is running
 }
 
 // attempt is one stream opened by the streamer.
@@ -104,6 +109,8 @@ type attempt struct {
 	settled   chan struct{} // closed when err is known
 	isSettled bool
 	err       error // nil: committed; else the failure
+	ended     bool  // gRPC ended cs: its OnFinish ran, with endErr
+	endErr    error
 }
 
 // waitLocked waits, with st.mu released, for the next change.
@@ -124,8 +131,43 @@ func (st *stream) broadcastLocked() {
 // earlier one.
 func (st *stream) settle(a *attempt, err error) bool {
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	defer st.unlock()
 	return st.settleLocked(a, err)
+}
+
+// unlock releases st.mu; then, if the committed attempt has ended, it runs
+// the caller's OnFinish functions, unless they ran already. Use it, rather
+// than st.mu.Unlock, after anything that may commit an attempt.
+func (st *stream) unlock() {
+	run := st.finishDue && !st.finishRan
+	if run {
+		st.finishRan = true
+	}
+	err := st.finishErr
+	st.mu.Unlock()
+	if run {
+		st.finished(err)
+	}
+}
+
+// finished runs the caller's OnFinish functions with the call's outcome.
+func (st *stream) finished(err error) {
+	for _, f := range st.finish {
+		f(err)
+	}
+}
+
+// attemptEnded is a's OnFinish, given to gRPC when the caller has OnFinish
+// functions: it runs them if a is the committed attempt, or leaves that to
+// the commit if a is not settled yet. gRPC runs it when a's stream ends,
+// once a's Header, Trailer and Peer options are set.
+func (st *stream) attemptEnded(a *attempt, err error) {
+	st.mu.Lock()
+	a.ended, a.endErr = true, err
+	if a.isSettled && a.err == nil {
+		st.finishDue, st.finishErr = true, err
+	}
+	st.unlock()
 }
 
 func (st *stream) settleLocked(a *attempt, err error) bool {
@@ -137,6 +179,7 @@ func (st *stream) settleLocked(a *attempt, err error) bool {
 			// replay still running on a reads it.
 			st.committed = true
 			st.kept = nil
+			st.finishDue, st.finishErr = a.ended, a.endErr
 		}
 		st.broadcastLocked()
 	}
@@ -151,6 +194,17 @@ func (st *stream) drive(s retry.Schedule) {
 		return
 	}
 	err = result(st.ctx, err)
+	if len(st.finish) > 0 {
+		// No attempt was committed: the call ended with err, which
+		// the caller's OnFinish functions get before the caller does.
+		st.mu.Lock()
+		run := !st.finishRan
+		st.finishRan = true
+		st.mu.Unlock()
+		if run {
+			st.finished(err)
+		}
+	}
 	st.mu.Lock()
 	st.done, st.final = true, err
 	st.broadcastLocked()
@@ -181,7 +235,11 @@ func (st *stream) try(actx context.Context) error {
 	if n > 1 {
 		ctx = metadata.AppendToOutgoingContext(sctx, PreviousAttemptsKey, strconv.Itoa(n-1))
 	}
-	cs, err := st.streamer(ctx, st.desc, st.cc, st.method, st.callOpts...)
+	callOpts := st.callOpts
+	if len(st.finish) > 0 {
+		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(func(err error) { st.attemptEnded(a, err) }))
+	}
+	cs, err := st.streamer(ctx, st.desc, st.cc, st.method, callOpts...)
 	if err != nil {
 		stop()
 		cancel()
@@ -305,7 +363,7 @@ func (st *stream) SendMsg(m any) error {
 		return a.cs.SendMsg(m)
 	}
 	st.keepLocked(a, m)
-	st.mu.Unlock()
+	st.unlock()
 
 	err := a.cs.SendMsg(m)
 	if err == nil {
@@ -461,6 +519,6 @@ func (st *stream) Context() context.Context {
 		return st.ctx
 	}
 	st.settleLocked(a, nil)
-	st.mu.Unlock()
+	st.unlock()
 	return a.cs.Context()
 }
