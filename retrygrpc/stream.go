@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-b8c8f69d/retry"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -46,6 +47,7 @@ func StreamClientInterceptor(s retry.Schedule, opts ...Option) grpc.StreamClient
 			ctx: ctx, cfg: cfg, desc: desc, cc: cc, method: method, streamer: streamer,
 			recvLock: make(chan struct{}, 1),
 			changed:  make(chan struct{}),
+			driven:   make(chan struct{}),
 		}
 		st.callOpts, st.finish = splitFinish(callOpts)
 		if cfg.limit > 0 {
@@ -58,6 +60,7 @@ func StreamClientInterceptor(s retry.Schedule, opts ...Option) grpc.StreamClient
 			st.waitLocked()
 		}
 		if st.cur == nil {
+			st.repanic() // deferred unlock releases st.mu
 			return nil, st.final
 		}
 		return st, nil
@@ -79,6 +82,8 @@ type stream struct {
 	finish   []func(error)     // the caller's OnFinish functions, run once, for the call
 	codec    encoding.CodecV2  // measures kept messages; nil: they cannot be measured
 
+	driven chan struct{} // closed when drive has returned
+
 	// recvLock is a token held by whoever calls RecvMsg on an attempt that
 	// is not committed: the caller's RecvMsg, or drive finding out the
 	// status of an attempt that ended without headers.
@@ -94,9 +99,10 @@ type stream struct {
 	kept      []any         // messages sent while not committed
 	size      int           // their encoded size
 	closed    bool          // CloseSend was called
-	finishDue bool          // the committed attempt ended, with finishErr: unlock runs finish
-	finishErr error
+	finishDue bool          // the committed attempt ended: unlock runs finish
+	finishErr error         // with this, the attempt's outcome
 	finishRan bool          // finish has run, or is running
+	panicked  any           // when done: what a hook or OnFinish panicked with, if one did
 }
 
 // attempt is one stream opened by the streamer.
@@ -188,7 +194,55 @@ func (st *stream) settleLocked(a *attempt, err error) bool {
 
 // drive runs the retries, on a goroutine of its own, until an attempt is
 // committed or the retries end.
+//
+// The user code it runs (the options' hooks and predicates, the caller's
+// OnFinish functions) may panic. The panic must not end the program from a
+// goroutine the caller does not own: drive recovers it, ends the call,
+// cancelling the latest attempt even if it was committed, and the caller's
+// methods that observe the end panic with the same value (repanic).
 func (st *stream) drive(s retry.Schedule) {
+	defer close(st.driven)
+	normal := false
+	defer func() {
+		if normal {
+			return
+		}
+		p := recover()
+		st.mu.Lock()
+		st.done, st.panicked = true, p
+		st.final = status.Error(codes.Internal, "retrygrpc: a hook panicked")
+		if st.cur != nil {
+			st.cur.cancel()
+		}
+		st.broadcastLocked()
+		st.mu.Unlock()
+	}()
+	st.run(s)
+	normal = true
+}
+
+// repanic panics with what drive recovered, if it recovered a panic. Call it
+// without st.mu, once done was seen or drive has returned.
+func (st *stream) repanic() {
+	if st.panicked != nil {
+		panic(st.panicked)
+	}
+}
+
+// ended returns err, which RecvMsg got from the committed attempt. An error
+// ends the stream: RecvMsg then waits for drive, which after the commit only
+// finishes retry.Do's hooks, so that a panic in them reaches the caller even
+// when the stream ended first.
+func (st *stream) ended(err error) error {
+	if err != nil {
+		<-st.driven
+		st.repanic()
+	}
+	return err
+}
+
+// run is drive's work: the retries, and what follows if they fail.
+func (st *stream) run(s retry.Schedule) {
 	err := retry.Do(st.ctx, s, st.try, st.cfg.optsFor(st.cc)...)
 	if err == nil {
 		return
@@ -356,6 +410,7 @@ func (st *stream) SendMsg(m any) error {
 	a := st.currentLocked(true)
 	if a == nil {
 		st.mu.Unlock()
+		st.repanic()
 		return io.EOF
 	}
 	if st.committed {
@@ -382,8 +437,12 @@ func (st *stream) SendMsg(m any) error {
 	for !a.isSettled {
 		st.waitLocked()
 	}
-	if a.err == nil || st.currentLocked(false) == nil {
-		return io.EOF // committed, or given up: RecvMsg has the status
+	if a.err == nil {
+		return io.EOF // committed: RecvMsg has the status
+	}
+	if st.currentLocked(false) == nil {
+		st.repanic()  // deferred unlock releases st.mu
+		return io.EOF // given up: RecvMsg has the status
 	}
 	return nil
 }
@@ -416,6 +475,7 @@ func (st *stream) CloseSend() error {
 	a := st.currentLocked(true)
 	if a == nil {
 		st.mu.Unlock()
+		st.repanic()
 		return nil
 	}
 	if !st.committed {
@@ -435,10 +495,11 @@ func (st *stream) RecvMsg(m any) error {
 		committed, final := st.committed, st.final
 		st.mu.Unlock()
 		if a == nil {
+			st.repanic()
 			return final
 		}
 		if committed {
-			return a.cs.RecvMsg(m)
+			return st.ended(a.cs.RecvMsg(m))
 		}
 		select {
 		case st.recvLock <- struct{}{}:
@@ -456,19 +517,19 @@ func (st *stream) RecvMsg(m any) error {
 		<-st.recvLock
 		if err == nil || err == io.EOF {
 			if st.settle(a, nil) {
-				return err
+				return st.ended(err)
 			}
 			continue // the attempt timed out meanwhile; m is received again
 		}
 		if md, _ := a.cs.Header(); md != nil {
 			// Headers came before the failure: committed.
 			if st.settle(a, nil) {
-				return err
+				return st.ended(err)
 			}
 			continue
 		}
 		if st.settle(a, err) {
-			return err // committed by the caller meanwhile
+			return st.ended(err) // committed by the caller meanwhile
 		}
 	}
 }
@@ -483,6 +544,7 @@ func (st *stream) Header() (metadata.MD, error) {
 		committed := st.committed
 		st.mu.Unlock()
 		if a == nil {
+			st.repanic()
 			return nil, nil // ended without headers: RecvMsg has the status
 		}
 		if committed {
