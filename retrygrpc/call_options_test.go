@@ -70,17 +70,7 @@ func TestOnFinishOncePerCall(t *testing.T) {
 		}}
 		cc, _ := streamConn(t, srv, retry.Constant(time.Second).Take(5))
 		var f finishes
-		cs, err := cc.NewStream(t.Context(), splitDesc, splitMethod, f.option())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cs.SendMsg(str("a,b")); err != nil {
-			t.Fatal(err)
-		}
-		if err := cs.CloseSend(); err != nil {
-			t.Fatal(err)
-		}
-		got, err := recvAll(cs)
+		got, err := download(t.Context(), cc, "a,b", f.option())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,12 +107,7 @@ func TestOnFinishOncePerCall(t *testing.T) {
 		srv := &server{split: func(int, string, grpc.ServerStream) error { return unavailable }}
 		cc, _ := streamConn(t, srv, retry.Constant(time.Second).Take(2))
 		var f finishes
-		cs, err := cc.NewStream(t.Context(), splitDesc, splitMethod, f.option())
-		if err == nil {
-			_ = cs.SendMsg(str("a"))
-			_ = cs.CloseSend()
-			_, err = recvAll(cs)
-		}
+		_, err := download(t.Context(), cc, "a", f.option())
 		eq(t, codes.Unavailable, status.Code(err), "code")
 		eq(t, []codes.Code{codes.Unavailable}, f.codes(), "OnFinish calls")
 	})

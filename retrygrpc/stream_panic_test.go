@@ -53,17 +53,7 @@ func TestStreamHookPanic(t *testing.T) {
 			srv := &server{split: tt.srv}
 			cc, _ := streamConn(t, srv, retry.Constant(time.Second).Take(3), tt.opts...)
 			panicsWith(t, "hook", func() {
-				cs, err := cc.NewStream(t.Context(), splitDesc, splitMethod, tt.call...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := cs.SendMsg(str("a,b")); err != nil {
-					t.Fatal(err)
-				}
-				if err := cs.CloseSend(); err != nil {
-					t.Fatal(err)
-				}
-				_, err = recvAll(cs)
+				_, err := download(t.Context(), cc, "a,b", tt.call...)
 				t.Fatalf("no panic; the stream ended with %v", err)
 			})
 			// TestMain's leak check finds an attempt left open.
