@@ -211,6 +211,7 @@ func (st *stream) drive(s retry.Schedule) {
 		st.mu.Lock()
 		st.done, st.panicked = true, p
 		st.final = status.Error(codes.Internal, "retrygrpc: a hook panicked")
+		st.finishRan = true // the panic, not OnFinish, tells the caller the call ended
 		if st.cur != nil {
 			st.cur.cancel()
 		}

@@ -23,6 +23,16 @@ func panicsWith(t *testing.T, want any, f func()) {
 	f()
 }
 
+// sendThenWait sends one message and holds the stream open until the
+// client ends it.
+func sendThenWait(_ int, _ string, ss grpc.ServerStream) error {
+	if err := ss.SendMsg(str("first")); err != nil {
+		return err
+	}
+	<-ss.Context().Done()
+	return ss.Context().Err()
+}
+
 // TestStreamHookPanic checks that a panic in user code that the stream
 // interceptor runs on its own goroutine reaches the caller's goroutine, in
 // the method that observes the end of the call, instead of ending the
@@ -41,7 +51,11 @@ func TestStreamHookPanic(t *testing.T) {
 		srv  func(int, string, grpc.ServerStream) error
 	}{
 		{name: "OnRetry", srv: failTwice,
-			opts: []retrygrpc.Option{retrygrpc.With(retry.OnRetry(func(retry.Attempt) { panic("hook") }))}},
+			opts: []retrygrpc.Option{retrygrpc.With(retry.OnRetry(func(retry.Attempt) { panic("hook") }))},
+			call: []grpc.CallOption{grpc.OnFinish(func(err error) { t.Errorf("OnFinish(%v) after a panic", err) })}},
+		{name: "OnDone after the commit, the stream still open", srv: sendThenWait,
+			opts: []retrygrpc.Option{retrygrpc.With(retry.OnDone(func(retry.Outcome) { panic("hook") }))},
+			call: []grpc.CallOption{grpc.OnFinish(func(err error) { t.Errorf("OnFinish(%v) after a panic", err) })}},
 		{name: "If", srv: failTwice,
 			opts: []retrygrpc.Option{retrygrpc.With(retry.If(func(error) bool { panic("hook") }))}},
 		{name: "OnDone after the commit", srv: splitting,
