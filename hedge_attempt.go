@@ -275,12 +275,7 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 		return false
 	}
 	if h.cfg.hasHooks {
-		a := Attempt{Number: h.started, Err: trigger, Delay: d, Elapsed: h.cfg.now().Sub(h.x.start)}
-		for _, o := range h.x.opts {
-			if o.kind == onRetryOption {
-				o.ref.(func(Attempt))(a)
-			}
-		}
+		h.notify(trigger, d, &p)
 	}
 	if h.gate.on() {
 		h.mu.Lock()

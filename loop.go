@@ -430,12 +430,15 @@ func now(clock Clock) time.Time {
 // notify runs the OnRetry hooks among opts before a wait of d, with the
 // time elapsed on clock (nil: the real one) since start.
 func (r *runner) notify(opts []Option, clock Clock, start time.Time, d time.Duration) {
+	returned := false
+	defer refundUnless(&returned, opts) // a hook that panics stops the retry: see hook_panic.go
 	a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: now(clock).Sub(start)}
 	for i := range opts {
 		if opts[i].kind == onRetryOption {
 			opts[i].ref.(func(Attempt))(a)
 		}
 	}
+	returned = true
 }
 
 // abandon returns the error to report when a wait admitted for a retry ended

@@ -63,10 +63,18 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if !i.cfg.allow(spec) {
 			return next(ctx, req)
 		}
-		n := 0
+		// One variable for the closure to share, so one allocation: the
+		// count of attempts and the caller's headers.
+		var c struct {
+			n     int
+			saved headerSnapshot
+		}
+		c.saved.save(req.Header())
 		resp, err := retry.Retry(ctx, i.s, func(actx context.Context) (connect.AnyResponse, error) {
-			if n++; n > 1 {
-				req.Header().Set(PreviousAttemptsKey, strconv.Itoa(n-1))
+			if c.n++; c.n > 1 {
+				// Each attempt sends the headers as the caller made them.
+				c.saved.restore(req.Header())
+				req.Header().Set(PreviousAttemptsKey, strconv.Itoa(c.n-1))
 			}
 			resp, err := next(actx, req)
 			if err != nil {
@@ -74,7 +82,7 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			}
 			return resp, nil
 		}, i.cfg.opts...)
-		if n > 1 {
+		if c.n > 1 {
 			// Leave the caller's request as it was given.
 			req.Header().Del(PreviousAttemptsKey)
 		}

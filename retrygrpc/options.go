@@ -27,7 +27,7 @@ type Option struct {
 	methods func(fullMethod string) bool // Methods
 	limit   int                          // ReplayLimit
 	opts    []retry.Option               // With
-	gate    any                          // Throttle: func(string) *retry.Throttle; Breaker: func(string) *retry.Breaker
+	gate    any                          // Throttle: *perTarget[retry.Throttle]; Breaker: *perTarget[retry.Breaker]
 }
 
 type optionKind uint8
@@ -132,9 +132,11 @@ func With(opts ...retry.Option) Option {
 }
 
 // Throttle returns an Option that gives each target its own retry.Throttle,
-// made by newThrottle the first time the interceptor sees a call to that
-// target and kept for the interceptor's life (newThrottle may return nil:
-// no Throttle for that target). The target is the connection's, as
+// made by newThrottle the first time a call to that target is seen and kept
+// for the Option's life (newThrottle may return nil: no Throttle for that
+// target). Every interceptor built from the Option shares that one value
+// per target: newThrottle is called once per target, whichever interceptor
+// (unary, stream, hedging) meets the target first. The target is the connection's, as
 // cc.Target() reports it: the string given to grpc.NewClient, such as
 // "dns:///api.example.com:443". Every attempt of a call asks the Throttle
 // first, as retry.WithThrottle describes; with hedging, every attempt.
@@ -156,7 +158,7 @@ func Throttle(newThrottle func(target string) *retry.Throttle) Option {
 	if newThrottle == nil {
 		panic("retrygrpc: Throttle: nil function")
 	}
-	return Option{kind: throttleOption, gate: newThrottle}
+	return Option{kind: throttleOption, gate: &perTarget[retry.Throttle]{newValue: newThrottle}}
 }
 
 // Breaker returns an Option that gives each target its own retry.Breaker,
@@ -168,7 +170,7 @@ func Breaker(newBreaker func(target string) *retry.Breaker) Option {
 	if newBreaker == nil {
 		panic("retrygrpc: Breaker: nil function")
 	}
-	return Option{kind: breakerOption, gate: newBreaker}
+	return Option{kind: breakerOption, gate: &perTarget[retry.Breaker]{newValue: newBreaker}}
 }
 
 // config is the result of applying an interceptor's options.
@@ -177,8 +179,8 @@ type config struct {
 	methods  func(string) bool
 	limit    int
 	opts     []retry.Option
-	throttle func(string) *retry.Throttle // Throttle's
-	breaker  func(string) *retry.Breaker  // Breaker's
+	throttle *perTarget[retry.Throttle] // Throttle's, shared with every config made from the Option
+	breaker  *perTarget[retry.Breaker]  // Breaker's, likewise
 
 	mu      sync.Mutex // serialises the making of a target's options
 	targets sync.Map   // target → []retry.Option: opts with the target's Throttle and Breaker
@@ -207,12 +209,12 @@ func (c *config) optsFor(cc *grpc.ClientConn) []retry.Option {
 	}
 	o := slices.Clip(c.opts)
 	if c.throttle != nil {
-		if th := c.throttle(target); th != nil {
+		if th := c.throttle.get(target); th != nil {
 			o = append(o, retry.WithThrottle(th))
 		}
 	}
 	if c.breaker != nil {
-		if b := c.breaker(target); b != nil {
+		if b := c.breaker.get(target); b != nil {
 			o = append(o, retry.WithBreaker(b))
 		}
 	}
@@ -239,9 +241,9 @@ func newConfig(opts []Option) *config {
 		case withOption:
 			c.opts = append(c.opts, o.opts...)
 		case throttleOption:
-			c.throttle = o.gate.(func(string) *retry.Throttle)
+			c.throttle = o.gate.(*perTarget[retry.Throttle])
 		case breakerOption:
-			c.breaker = o.gate.(func(string) *retry.Breaker)
+			c.breaker = o.gate.(*perTarget[retry.Breaker])
 		}
 	}
 	c.opts = c.opts[:len(c.opts):len(c.opts)]

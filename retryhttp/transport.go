@@ -247,6 +247,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // races of its call have sent so far, which the race numbers its own after
 // and then adds them to.
 func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, error) {
+	if req.URL == nil {
+		// As http.Transport answers it, before anything reads the URL
+		// (the Throttle and Breaker are keyed by its Host).
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errNilURL
+	}
 	base := t.base
 	if base == nil {
 		base = http.DefaultTransport
