@@ -279,6 +279,8 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 		for _, o := range h.x.opts {
 			if o.kind == onRetryOption {
 				o.ref.(func(Attempt))(a)
+			} else if f := logOf(o); f != nil {
+				f(logEvent{kind: logHedgeEvent, attempt: a})
 			}
 		}
 	}

@@ -442,6 +442,8 @@ func (r *runner) notify(opts []Option, clock Clock, start time.Time, d time.Dura
 	for i := range opts {
 		if opts[i].kind == onRetryOption {
 			opts[i].ref.(func(Attempt))(a)
+		} else if f := logOf(opts[i]); f != nil {
+			f(logEvent{kind: logRetryEvent, attempt: a})
 		}
 	}
 }

@@ -68,6 +68,8 @@ func (c *config) done(opts []Option, start time.Time, attempts int, err, reason 
 	for _, opt := range opts {
 		if opt.kind == onDoneOption {
 			opt.ref.(func(Outcome))(o)
+		} else if f := logOf(opt); f != nil {
+			f(logEvent{kind: logDoneEvent, outcome: o})
 		}
 	}
 }
