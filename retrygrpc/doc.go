@@ -45,6 +45,13 @@
 // go on. Hedge only methods that are safe to receive several times, and
 // give each method either retries or hedging.
 //
+// # Service config
+//
+// ParseServiceConfig reads the retryPolicy, hedgingPolicy and
+// retryThrottling of a gRPC service config, with grpc-go's name matching
+// and validation, and its ServiceConfig's interceptors apply them per
+// method, with A6's backoff and token bucket (see ServiceConfig).
+//
 // # Budgets
 //
 // Pass retry.WithBudget through With. A Budget is shared by everything that
