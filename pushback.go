@@ -15,15 +15,11 @@ const defaultMaxPushback = time.Minute
 // The limit bounds what a server can impose, never the schedule's own delay,
 // and the pushback still uses up one delay of the schedule, so Take still
 // bounds the number of attempts. A server that asks for more than limit
-// (and more than the schedule's own delay) ends the call at once: Retry
-// gives up with an *Error whose reason is a *PushbackTooLongError, which
-// matches ErrPushbackTooLong, rather than retry sooner than the server
-// allows; so does one whose wait would end after the context's deadline
-// (the reason then matches context.DeadlineExceeded too). A pushback
-// lengthens the wait without counting against Within, which sums the
-// schedule's own delays: with pushbacks, each wait can last up to
-// MaxPushback, and the bound on the total time of a call is its context's
-// deadline, since a wait that would end after the deadline is not started.
+// (and the schedule's delay), or for a wait that would end after the
+// context's deadline, ends the call at once: Retry gives up with reason
+// ErrPushbackTooLong (see PushbackTooLongError) rather than retry early or
+// wait in vain. A pushback does not count against Within, which sums the
+// schedule's own delays: the context's deadline bounds a call's total time.
 // Attempt.Delay reports the wait actually used.
 //
 // A negative d means the server asked not to be retried: Retry stops at once,

@@ -32,36 +32,24 @@ const (
 )
 
 // WithLogger returns an Option that logs the call's events through logger:
+// each retry at slog.LevelInfo ("retry": retry.attempt, the attempt that
+// failed; retry.delay; error, absent when IfValue rejected a value); with
+// Hedge, each attempt after the first at slog.LevelDebug ("hedge":
+// retry.attempt, the new one; retry.hedge.trigger, "delay" or "failure";
+// retry.delay; error after a failure); each give-up at slog.LevelWarn
+// ("retry gave up", or "retry refused" for a Throttle's or Breaker's
+// refusal: retry.reason, retry.attempts, retry.call.duration, error). A
+// success, or an error not retried, logs nothing. The keys, and
+// retry.reason's values ("exhausted", "max_elapsed", "budget_exhausted",
+// "pushback_too_long", "throttled", "open", "deadline", "cancelled"), are
+// retryotel's; BreakerLogger logs a Breaker's state changes.
 //
-//   - each retry, at slog.LevelInfo, as "retry" with retry.attempt (the
-//     number of the attempt that failed), retry.delay (the wait before the
-//     next one) and error (its error; absent when IfValue rejected a value);
-//   - with Hedge, each attempt after the first, at slog.LevelDebug, as
-//     "hedge" with retry.attempt (the number of the new attempt),
-//     retry.hedge.trigger ("delay" or "failure"), retry.delay and, after a
-//     failure, error;
-//   - each give-up, at slog.LevelWarn, as "retry gave up" with retry.reason,
-//     retry.attempts, retry.call.duration and error (the error the call
-//     returns); a Throttle's or Breaker's refusal is a give-up whose message
-//     is "retry refused" and whose retry.reason is "throttled" or "open".
-//
-// retry.reason is one of "exhausted", "max_elapsed", "budget_exhausted",
-// "pushback_too_long", "throttled", "open", "deadline" and "cancelled", the
-// values retryotel gives it (see Outcome for what each means). A call that
-// succeeds, or ends on an error that is not retried, logs nothing more.
-// The keys are those of retryotel's attributes and metrics, so logs and
-// telemetry read alike. For a Breaker's state changes, see BreakerLogger.
-//
-// The records go to logger's handler on the goroutine that runs the call's
-// hooks (see OnRetry and OnDone), with no context: a handler that reads
-// values from a context sees none. Which levels are enabled is read once,
-// when the call starts: a call for which none of them is enabled takes the
-// same path as the same call without WithLogger and allocates nothing more;
-// it costs one check of the levels (the benchmark is
-// BenchmarkWithLoggerOff). Unlike other
-// options, WithLogger allocates when it is called: build the Option once
-// and pass it to every call. Several WithLogger options all log, in the
-// order given.
+// Records are logged on the goroutine that runs OnRetry and OnDone hooks,
+// without the call's context. The levels are read when the call starts: a
+// call for which none is enabled takes the path of the same call without
+// WithLogger and allocates nothing more (BenchmarkWithLoggerOff). Unlike
+// other options, WithLogger allocates: build it once. Several WithLogger
+// options all log, in the order given.
 //
 // WithLogger panics if logger is nil.
 func WithLogger(logger *slog.Logger) Option {

@@ -26,38 +26,28 @@ import (
 // it, as grpc-go does by default (gRFC A6).
 const MaxServiceConfigAttempts = 5
 
-// A ServiceConfig is the retry part of a gRPC service config (gRFC A6):
-// each methodConfig's retryPolicy or hedgingPolicy, and retryThrottling.
-// Its interceptors apply to each call the policy of its method, found as
-// grpc-go finds it: the methodConfig that names the method, else the one
-// that names its service with no method, else the one with an empty name
-// (the default); a method with no policy is sent once, untouched.
+// A ServiceConfig is the retry part of a gRPC service config (gRFC A6).
+// Its interceptors give each call its method's policy, found as grpc-go
+// finds it: the methodConfig naming the method, else its service, else the
+// default (an empty name); a method with no policy is sent once.
 //
-// A retryPolicy retries the calls that fail with one of its
-// retryableStatusCodes, up to maxAttempts attempts, waiting before the n-th
-// retry a random delay between 0 and min(initialBackoff ·
-// backoffMultiplierⁿ⁻¹, maxBackoff), as A6 specifies (see Backoff). A
-// hedgingPolicy hedges unary calls: up to maxAttempts attempts,
-// hedgingDelay apart, a failure with a code outside nonFatalStatusCodes
-// ending the call; a streaming method with a hedgingPolicy is sent once.
+// A retryPolicy retries failures with its retryableStatusCodes, up to
+// maxAttempts attempts, waiting before the n-th retry A6's random delay
+// (see Backoff). A hedgingPolicy hedges unary calls: up to maxAttempts
+// attempts, hedgingDelay apart, a code outside nonFatalStatusCodes ending
+// the call; a streaming method with one is sent once.
 //
-// retryThrottling is A6's token bucket, one per target (cc.Target()), and
-// not a retry.Budget: it starts with maxTokens tokens, loses one for each
-// attempt that fails with a code the policy retries (or, when hedging, a
-// non-fatal code), gains tokenRatio (up to maxTokens) for each call that
-// succeeds, and while it holds maxTokens/2 tokens or fewer, no retry is made
-// and no hedge sent: the call ends with the failure it has.
+// retryThrottling is A6's token bucket, one per target, not a retry.Budget:
+// it starts full at maxTokens, loses one token for each attempt that fails
+// with a code the policy retries (hedging: a non-fatal code), gains
+// tokenRatio for each call that succeeds, and while it holds maxTokens/2
+// or fewer, no retry is made and no hedge sent.
 //
-// The other fields (timeout, waitForReady, message sizes, load balancing)
-// are grpc-go's to apply, not the interceptors'; they are validated as
-// grpc-go validates them, so that a config ParseServiceConfig accepts is
-// one grpc-go accepts. Give grpc-go the same config with
-// grpc.WithDefaultServiceConfig for those, and grpc.WithDisableRetry, or
-// its own retries multiply with the interceptors'. docs/GRPC.md ("Service
-// config") has the mapping and the differences.
-//
-// A ServiceConfig is safe for concurrent use, and its interceptors may
-// serve any number of connections.
+// Timeouts, waitForReady, message sizes and load balancing are validated
+// but left to grpc-go: give it the same config, and grpc.WithDisableRetry.
+// A ServiceConfig is safe for concurrent use; its interceptors may serve
+// any number of connections. docs/GRPC.md ("Service config") compares it
+// with grpc-go's retry.
 type ServiceConfig struct {
 	methods    map[string]*methodPolicy // "/service/method", "/service/", or "" for the default
 	throttling *throttlingPolicy
