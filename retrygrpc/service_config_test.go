@@ -2,6 +2,7 @@ package retrygrpc_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"slices"
 	"sync"
@@ -378,6 +379,90 @@ func TestServiceConfigHedging(t *testing.T) {
 		}
 		if n := srv.count() + 1; n != c.attempts {
 			t.Errorf("call %d: %d attempts, want %d", i+1, n, c.attempts)
+		}
+	}
+}
+
+// watchServer's Watch fails with Unavailable while fail is set, and
+// otherwise sends SERVING and ends; it counts the streams it saw.
+type watchServer struct {
+	healthpb.UnimplementedHealthServer
+	mu      sync.Mutex
+	fail    bool
+	streams int
+}
+
+func (w *watchServer) Watch(_ *healthpb.HealthCheckRequest, ss grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
+	w.mu.Lock()
+	w.streams++
+	fail := w.fail
+	w.mu.Unlock()
+	if fail {
+		return status.Error(codes.Unavailable, "down")
+	}
+	return ss.Send(&healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING})
+}
+
+func (w *watchServer) set(fail bool) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.streams
+	w.fail, w.streams = fail, 0
+	return n
+}
+
+// TestServiceConfigStreamThrottling: a stream's failures count against
+// retryThrottling, and a stream that ends with an OK status counts as a
+// success (tokens 4, threshold 2, ratio 3).
+func TestServiceConfigStreamThrottling(t *testing.T) {
+	const js = `{"methodConfig": [{"name": [{"service": "grpc.health.v1.Health"}],
+		"retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.001s", "maxBackoff": "0.001s", "backoffMultiplier": 1,
+		"retryableStatusCodes": ["UNAVAILABLE"]}}],
+		"retryThrottling": {"maxTokens": 4, "tokenRatio": 3}}`
+	sc, err := retrygrpc.ParseServiceConfig(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &watchServer{}
+	cc := dial(t, listen(t, srv), grpc.WithDisableRetry(),
+		grpc.WithStreamInterceptor(sc.StreamClientInterceptor(retrygrpc.With(retry.WithClock(retry.NewFakeClock(t0))))))
+	client := healthpb.NewHealthClient(cc)
+	watch := func() error {
+		ws, err := client.Watch(t.Context(), &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return err
+		}
+		for {
+			if _, err := ws.Recv(); err != nil {
+				if err == io.EOF {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+	steps := []struct {
+		fail     bool
+		streams  int
+		wantCode codes.Code
+	}{
+		{true, 2, codes.Unavailable}, // tokens 4 → 3, retried → 2: no more
+		{true, 1, codes.Unavailable}, // 2 → 1: not retried
+		{false, 1, codes.OK},         // a success: 1 + 3 = 4
+		{true, 2, codes.Unavailable}, // 4 → 3, retried → 2: no more
+	}
+	srv.set(steps[0].fail)
+	for i, s := range steps {
+		err := watch()
+		if status.Code(err) != s.wantCode {
+			t.Errorf("stream %d: %v, want %v", i+1, err, s.wantCode)
+		}
+		next := false
+		if i+1 < len(steps) {
+			next = steps[i+1].fail
+		}
+		if n := srv.set(next); n != s.streams {
+			t.Errorf("stream %d: %d attempts, want %d", i+1, n, s.streams)
 		}
 	}
 }
