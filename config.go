@@ -64,6 +64,8 @@ func newConfig(opts []Option) config {
 			cfg.throttle = o.ref.(*Throttle)
 		case breakerOption:
 			cfg.breaker = o.ref.(*Breaker)
+		case logOption:
+			cfg.addLogger(o.ref.(logFunc))
 		}
 	}
 	return cfg

@@ -111,14 +111,14 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 func (h *hedge[T]) keep(opts []Option) {
 	n := 0
 	for _, o := range opts {
-		if o.kind == ifOption || o.kind == onRetryOption {
+		if o.kind == ifOption || o.kind == onRetryOption || o.kind == logOption {
 			n++
 		}
 	}
 	x := h.rare()
 	x.opts = make([]Option, 0, n)
 	for _, o := range opts {
-		if o.kind == ifOption || o.kind == onRetryOption {
+		if o.kind == ifOption || o.kind == onRetryOption || o.kind == logOption {
 			x.opts = append(x.opts, o)
 		}
 	}

@@ -26,7 +26,7 @@ func refundUnless(returned *bool, opts []Option) {
 	}
 }
 
-// notify runs the OnRetry hooks before the hedge that trigger (nil: the
+// notify runs the OnRetry hooks (and logs, for WithLogger) before the hedge that trigger (nil: the
 // delay d) starts, on Hedge's goroutine. If one panics, the hedge's pass p
 // and Budget token are given back before the panic goes on.
 func (h *hedge[T]) notify(trigger error, d time.Duration, p *pass) {
@@ -43,6 +43,8 @@ func (h *hedge[T]) notify(trigger error, d time.Duration, p *pass) {
 	for _, o := range h.x.opts {
 		if o.kind == onRetryOption {
 			o.ref.(func(Attempt))(a)
+		} else if f := logOf(o); f != nil {
+			f(logEvent{kind: logHedgeEvent, attempt: a})
 		}
 	}
 	returned = true

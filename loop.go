@@ -396,15 +396,23 @@ func (r *runner) allow(ctx context.Context, clock Clock, maxPushback time.Durati
 // pace is allow's first part: the wait, or the error to report if it would
 // end after ctx's deadline.
 func (r *runner) pace(ctx context.Context, clock Clock, maxPushback time.Duration, pb *pushbackError, d time.Duration) (time.Duration, error) {
-	if pb != nil {
-		d = max(d, min(pb.wait(func() time.Time { return now(clock) }), maxPushback))
+	var w time.Duration // the server's wait, when it counts
+	if pb != nil && maxPushback > 0 {
+		if w = pb.wait(func() time.Time { return now(clock) }); w > maxPushback && w > d {
+			return 0, r.tooLong(w, maxPushback, false)
+		}
 	}
+	own := d
+	d = max(d, w)
 	if r.x == noDeadline {
 		return d, nil
 	}
 	if deadline, ok := ctx.Deadline(); !ok {
 		r.x = noDeadline
-	} else if d >= r.untilDeadline(clock, deadline) {
+	} else if left := r.untilDeadline(clock, deadline); d >= left {
+		if w > own {
+			return 0, r.tooLong(w, left, true)
+		}
 		return 0, r.giveUp(context.DeadlineExceeded)
 	}
 	return d, nil
@@ -436,6 +444,8 @@ func (r *runner) notify(opts []Option, clock Clock, start time.Time, d time.Dura
 	for i := range opts {
 		if opts[i].kind == onRetryOption {
 			opts[i].ref.(func(Attempt))(a)
+		} else if f := logOf(opts[i]); f != nil {
+			f(logEvent{kind: logRetryEvent, attempt: a})
 		}
 	}
 	returned = true

@@ -18,9 +18,9 @@
 // caller's own context, and nothing once that context is done. A server
 // can push back (gRFC A6) with the trailer PushbackKey: a non-negative
 // number of milliseconds is the wait before the next attempt, through
-// retry.RetryAfter, so retry.MaxPushback bounds it and a wait that would end
-// after the deadline is not started; a negative or malformed value stops
-// the retries. Every attempt after the first carries the header
+// retry.RetryAfter, so one longer than retry.MaxPushback, or that would end
+// after the deadline, ends the call at once (retry.ErrPushbackTooLong); a
+// negative or malformed value stops the retries. Every attempt after the first carries the header
 // PreviousAttemptsKey with the number of attempts before it.
 //
 // Streams are retried only until they are committed: until the response
@@ -44,6 +44,13 @@
 // next hedge, or, negative, stops further hedges while those outstanding
 // go on. Hedge only methods that are safe to receive several times, and
 // give each method either retries or hedging.
+//
+// # Service config
+//
+// ParseServiceConfig reads the retryPolicy, hedgingPolicy and
+// retryThrottling of a gRPC service config, with grpc-go's name matching
+// and validation, and its ServiceConfig's interceptors apply them per
+// method, with A6's backoff and token bucket (see ServiceConfig).
 //
 // # Budgets
 //

@@ -69,7 +69,7 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 	}
 	se := c.statusError(resp)
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		return nil, withRetryAfter(se, resp.Header.Get("Retry-After"))
+		return nil, withPushback(se, resp.Header)
 	}
 	return nil, se
 }

@@ -57,7 +57,8 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // BufferBody). Every other request is sent once, unchanged. A transport
 // error that RetryError accepts and a response whose status RetryStatus
 // accepts (or whatever ShouldRetry accepts) are retried; a 429 or 503's
-// Retry-After pushes the next attempt back. When the retries stop, RoundTrip
+// Retry-After, retry-after-ms, RateLimit or X-RateLimit-Reset header pushes
+// the next attempt back (docs/HTTP.md, "Rate-limit headers"). When the retries stop, RoundTrip
 // returns the last attempt's response exactly as the base returned it, or
 // the last error; a failed attempt's response is drained and closed first.
 // The options given to NewTransport apply to every request. The full rules
