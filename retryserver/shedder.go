@@ -1,0 +1,277 @@
+package retryserver
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// A Shedder admits requests to a server: at most a fixed number at once,
+// the others queued briefly or refused, retries first (see the package
+// documentation for the rules). Make one with New per resource that
+// saturates (usually one per server process) and share it among the
+// handlers and interceptors that use that resource.
+//
+// A Shedder is safe for concurrent use by multiple goroutines.
+type Shedder struct {
+	limit      int
+	target     time.Duration
+	interval   time.Duration
+	queueLimit int
+	now        func() time.Time // time.Now; tests may replace it
+	jitter     func() float64   // rand.Float64, in [0, 1); tests may replace it
+
+	mu        sync.Mutex
+	inFlight  int           // admitted and not yet released
+	firsts    queue         // first attempts waiting
+	retries   queue         // retries waiting
+	lastEmpty time.Time     // when the queue was last empty (or started to fill)
+	service   time.Duration // moving average of the service time; 0 before the first sample
+	winStart  time.Time     // start of the current window of Interval
+	arrivals  int           // requests that asked for admission in the window
+	shed      int           // refusals in the window
+	hard      bool          // the last full window refused at least half of its arrivals
+	stats     Stats
+}
+
+// Stats counts what a Shedder has done since New; Shedder.Stats reports it.
+type Stats struct {
+	InFlight int    // requests admitted and not yet released
+	Queued   int    // requests waiting in the queue
+	Admitted uint64 // requests admitted, at once or from the queue
+	Refused  uint64 // requests refused with a *Refusal
+	Gone     uint64 // requests not started because their context had ended (before or while queued)
+}
+
+// New returns a Shedder configured by opts (see Concurrency, Target,
+// Interval and QueueLimit for the defaults).
+//
+// New panics if Target is longer than Interval.
+func New(opts ...Option) *Shedder {
+	s := &Shedder{
+		limit:      DefaultConcurrency,
+		target:     DefaultTarget,
+		interval:   DefaultInterval,
+		queueLimit: DefaultQueueLimit,
+		now:        time.Now,
+		jitter:     rand.Float64,
+	}
+	for _, o := range opts {
+		switch o.kind {
+		case concurrencyOption:
+			s.limit = o.n
+		case targetOption:
+			s.target = o.d
+		case intervalOption:
+			s.interval = o.d
+		case queueLimitOption:
+			s.queueLimit = o.n
+		}
+	}
+	if s.target > s.interval {
+		panic("retryserver: New: Target " + s.target.String() + " is longer than Interval " + s.interval.String())
+	}
+	return s
+}
+
+// A Ticket is a request's admission: the holder may serve the request, and
+// must then release the Ticket exactly once, with Success, Failure or Drop,
+// which frees its slot for the next request. A Ticket is a small value; the
+// zero Ticket, returned with every error, releases nothing.
+type Ticket struct {
+	s     *Shedder
+	start time.Time
+}
+
+// Success releases t after the request was served, whatever its answer;
+// its service time counts in the Shedder's estimate of its drain time.
+func (t Ticket) Success() { t.release(true) }
+
+// Failure releases t after the request failed in a way that says the
+// server is overloaded or broken (a panic, a timeout); like Success, its
+// service time counts.
+func (t Ticket) Failure() { t.release(true) }
+
+// Drop releases t without a sample: the request's caller went away, so its
+// service time says nothing about the server's.
+func (t Ticket) Drop() { t.release(false) }
+
+func (t Ticket) release(sample bool) {
+	s := t.s
+	if s == nil {
+		return
+	}
+	now := s.now()
+	s.mu.Lock()
+	if sample {
+		d := max(now.Sub(t.start), 0)
+		if s.service == 0 {
+			s.service = d
+		} else {
+			s.service += (d - s.service) / 8 // an exponential moving average, weight 1/8
+		}
+	}
+	s.inFlight--
+	s.dispatch(now)
+	s.mu.Unlock()
+}
+
+// Admit decides whether the request whose context is ctx may be served;
+// isRetry says that the client sent it as a retry (an attempt after the
+// first). It returns at once with a Ticket when a slot is free and nobody
+// waits, or an error; otherwise it waits in the queue, at most Interval
+// (Target while the queue is standing) and never past ctx's end, for a
+// Ticket or a refusal.
+//
+// The error is a *Refusal, which carries the pushback to send the client,
+// or context.Cause(ctx) when ctx ended before the request could start
+// (context.DeadlineExceeded when its deadline had passed): the caller is
+// gone or has given up, and the request must not be served.
+func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
+	if ctx.Err() != nil {
+		return s.gone(ctx)
+	}
+	now := s.now()
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline && !now.Before(deadline) {
+		s.mu.Lock()
+		s.stats.Gone++
+		s.mu.Unlock()
+		return Ticket{}, context.DeadlineExceeded
+	}
+	s.mu.Lock()
+	s.tick(now)
+	s.arrivals++
+	queued := s.firsts.len() + s.retries.len()
+	if queued == 0 && s.inFlight < s.limit {
+		s.inFlight++
+		s.stats.Admitted++
+		s.mu.Unlock()
+		return Ticket{s: s, start: now}, nil
+	}
+	standing := s.standing(now)
+	if isRetry && standing || queued >= s.queueLimit && (isRetry || s.retries.len() == 0) {
+		r := s.refusal(now)
+		s.mu.Unlock()
+		return Ticket{}, r
+	}
+	if queued >= s.queueLimit {
+		// Full: the oldest waiting retry makes room for this first attempt.
+		w := s.retries.popOldest()
+		w.refusal = s.refusal(now)
+		w.ch <- false
+		queued--
+	}
+	if queued == 0 {
+		s.lastEmpty = now
+	}
+	w := &waiter{ch: make(chan bool, 1)}
+	if isRetry {
+		s.retries.push(w)
+	} else {
+		s.firsts.push(w)
+	}
+	wait := s.interval
+	if standing {
+		wait = s.target
+	}
+	if hasDeadline {
+		wait = min(wait, deadline.Sub(now))
+	}
+	s.mu.Unlock()
+
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case ok := <-w.ch:
+		return s.admitted(ctx, w, ok)
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	now = s.now()
+	s.mu.Lock()
+	if !s.firsts.remove(w) && !s.retries.remove(w) {
+		// Dispatched or evicted meanwhile: the answer is in w.ch.
+		s.mu.Unlock()
+		return s.admitted(ctx, w, <-w.ch)
+	}
+	if s.firsts.len()+s.retries.len() == 0 {
+		s.lastEmpty = now
+	}
+	if ctx.Err() != nil || hasDeadline && !now.Before(deadline) {
+		s.stats.Gone++
+		s.mu.Unlock()
+		if ctx.Err() == nil {
+			return Ticket{}, context.DeadlineExceeded
+		}
+		return Ticket{}, context.Cause(ctx)
+	}
+	r := s.refusal(now)
+	s.mu.Unlock()
+	return Ticket{}, r
+}
+
+// admitted returns the outcome of w's wait: ok, a slot that dispatch gave
+// it, unless ctx has ended meanwhile; otherwise the refusal set by whoever
+// evicted it.
+func (s *Shedder) admitted(ctx context.Context, w *waiter, ok bool) (Ticket, error) {
+	if !ok {
+		return Ticket{}, w.refusal
+	}
+	t := Ticket{s: s, start: s.now()}
+	if ctx.Err() != nil {
+		t.Drop()
+		return s.gone(ctx)
+	}
+	return t, nil
+}
+
+func (s *Shedder) gone(ctx context.Context) (Ticket, error) {
+	s.mu.Lock()
+	s.stats.Gone++
+	s.mu.Unlock()
+	return Ticket{}, context.Cause(ctx)
+}
+
+// Stats returns the Shedder's counters at this instant.
+func (s *Shedder) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.InFlight, st.Queued = s.inFlight, s.firsts.len()+s.retries.len()
+	return st
+}
+
+// dispatch gives free slots to waiting requests: first attempts before
+// retries, oldest first, or newest first while the queue is standing.
+// s.mu is held.
+func (s *Shedder) dispatch(now time.Time) {
+	for s.inFlight < s.limit {
+		q := &s.firsts
+		if q.len() == 0 {
+			q = &s.retries
+		}
+		if q.len() == 0 {
+			return
+		}
+		var w *waiter
+		if s.standing(now) {
+			w = q.popNewest()
+		} else {
+			w = q.popOldest()
+		}
+		s.inFlight++
+		s.stats.Admitted++
+		w.ch <- true
+		if s.firsts.len()+s.retries.len() == 0 {
+			s.lastEmpty = now
+		}
+	}
+}
+
+// standing reports whether the queue has stayed non-empty for at least an
+// Interval. s.mu is held.
+func (s *Shedder) standing(now time.Time) bool {
+	return s.firsts.len()+s.retries.len() > 0 && now.Sub(s.lastEmpty) >= s.interval
+}
