@@ -51,6 +51,21 @@ func mustRefusal(t *testing.T, ch chan result) *retryserver.Refusal {
 	return rf
 }
 
+// immediate fails unless ch holds a result already (after synctest.Wait)
+// and returns it in a fresh channel.
+func immediate(t *testing.T, ch chan result) chan result {
+	t.Helper()
+	synctest.Wait()
+	select {
+	case r := <-ch:
+		ch <- r
+		return ch
+	default:
+		t.Fatal("Admit is waiting, want an answer at once")
+		return nil
+	}
+}
+
 // pending fails if ch already holds a result.
 func pending(t *testing.T, ch chan result, what string) {
 	t.Helper()
@@ -177,9 +192,7 @@ func TestRetriesShedFirst(t *testing.T) {
 			b := admit(ctx, s, false)
 			time.Sleep(50 * time.Millisecond)
 			mustRefusal(t, a)
-			r := admit(ctx, s, true)
-			synctest.Wait()
-			mustRefusal(t, r)
+			mustRefusal(t, immediate(t, admit(ctx, s, true)))
 			f := admit(ctx, s, false) // a first attempt still queues
 			synctest.Wait()
 			pending(t, f, "first attempt")
@@ -194,19 +207,15 @@ func TestRetriesShedFirst(t *testing.T) {
 			synctest.Wait()
 			r2 := admit(ctx, s, true)
 			synctest.Wait()
-			r3 := admit(ctx, s, true) // full, and a retry: refused
-			synctest.Wait()
-			mustRefusal(t, r3)
+			mustRefusal(t, immediate(t, admit(ctx, s, true))) // full, and a retry: refused
 			f1 := admit(ctx, s, false)
 			synctest.Wait()
-			mustRefusal(t, r1)
+			mustRefusal(t, immediate(t, r1))
 			pending(t, r2, "r2")
 			f2 := admit(ctx, s, false)
 			synctest.Wait()
-			mustRefusal(t, r2)
-			f3 := admit(ctx, s, false) // full of first attempts: refused
-			synctest.Wait()
-			mustRefusal(t, f3)
+			mustRefusal(t, immediate(t, r2))
+			mustRefusal(t, immediate(t, admit(ctx, s, false))) // full of first attempts: refused
 			hold.Success()
 			mustTicket(t, f1).Success()
 			mustTicket(t, f2).Success()
