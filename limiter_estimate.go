@@ -1,0 +1,157 @@
+package retry
+
+import (
+	"math"
+	"time"
+)
+
+// The Limiter's algorithm: a Vegas-style queue estimate (the latency of a
+// window of samples against a no-load baseline) with AIMD's reaction to
+// failures, and a baseline measured as Envoy's adaptive concurrency filter
+// measures its minRTT: now and then, at a concurrency too low for a queue.
+// docs/LIMITER.md explains it with figures; the rules are:
+//
+//   - Samples are gathered in windows of at least limitWindowSamples
+//     outcomes and two baselines of time (or a second, once a few are in).
+//     A window's latency is the mean of its successes' latencies.
+//   - Failures: a window with a share f of failures cuts the limit by f/2
+//     (at most by half), whatever the latency says, so a dependency that
+//     fails fast is not flooded (the limit of a Go port never fell on
+//     errors, and it stuck at 100 % failures).
+//   - Latency: with r the window's latency over the baseline, r above
+//     limitCutRatio cuts the limit towards limitTargetRatio in proportion
+//     (by at least 10 % and at most 30 % a window; r is averaged with the
+//     previous window's, as one window's mean is noisy); r below limitGrowRatio raises it by
+//     an eighth (at least 1), but only if the window used at least half of
+//     the limit: a limit nobody reaches does not grow, and a latency between
+//     the two ratios holds it (Netflix's Gradient2 limit "gradually increases
+//     indefinitely" at a gradient near 0.8, its queue allowance outgrowing
+//     the gradient's cut).
+//   - Baseline: the first window sets it. Then every limitProbeEvery, and
+//     whenever the limit reaches its floor, a probe holds the limit at
+//     limitProbeConcurrency (or the floor, if higher) until the permits of
+//     before have come back, and takes the mean of the next
+//     limitProbeSamples latencies as the baseline; the limit then returns to
+//     where it was. No other latency ever moves the baseline, so a long
+//     incident's inflated latency never becomes it (failsafe-go's #127: a
+//     baseline averaged over recent latency catches up with it, and the
+//     limit stops falling), while a dependency that became slower for good
+//     is learned at the next probe.
+const (
+	limitWindowSamples    = 40
+	limitCutRatio         = 1.6
+	limitTargetRatio      = 1.3
+	limitGrowRatio        = 1.25
+	limitProbeEvery       = 30 * time.Second
+	limitProbeConcurrency = 8
+	limitProbeSamples     = 128
+)
+
+// limitEstimate is a Limiter's learning state, guarded by its mu.
+type limitEstimate struct {
+	limit float64       // the limit, before rounding down; during a probe, the limit to return to
+	base  float64       // the no-load latency, in ns; 0 until the first window
+	ratio float64       // the windows' latency over base, smoothed; 0 until the first window
+	based time.Duration // when base was last measured
+
+	// The current window.
+	start time.Duration // on the Limiter's clock
+	n     int           // outcomes
+	fails int           // failures among them
+	sum   float64       // of the successes' latencies, in ns
+	peak  int           // the most permits out that a sample saw
+
+	// The probe, if one is on.
+	probing bool
+	drained time.Duration // when the permits of before had come back; -1 until then
+}
+
+// add adds one outcome (a latency rtt, or a failure) of a permit released
+// at now with inflight permits out, and updates the limit when the window
+// (or the probe) is complete; it returns the limit to apply, or -1.
+func (e *limitEstimate) add(now, rtt time.Duration, inflight int, failed bool, l *Limiter) int64 {
+	if e.probing {
+		return e.probe(now, rtt, inflight, failed, l)
+	}
+	e.n++
+	if failed {
+		e.fails++
+	} else {
+		e.sum += float64(max(rtt, 0))
+	}
+	e.peak = max(e.peak, inflight)
+	span := now - e.start
+	if !(e.n >= limitWindowSamples && span >= time.Duration(2*e.base) || e.n >= 8 && span >= time.Second || span >= 10*time.Second) {
+		return -1
+	}
+	if ok := e.n - e.fails; ok > 0 {
+		l.hint.Store(int64(e.sum / float64(ok)))
+	}
+	e.update(now, l.minL, l.maxL)
+	e.n, e.fails, e.sum, e.peak, e.start = 0, 0, 0, 0, now
+	if e.base > 0 && (now-e.based >= limitProbeEvery || int(e.limit) <= l.minL && now-e.based >= time.Second) {
+		e.probing, e.drained = true, -1
+		return int64(max(limitProbeConcurrency, l.minL))
+	}
+	return int64(e.limit)
+}
+
+// probe adds one outcome during a probe.
+func (e *limitEstimate) probe(now, rtt time.Duration, inflight int, failed bool, l *Limiter) int64 {
+	at := int(max(limitProbeConcurrency, l.minL))
+	if e.drained < 0 {
+		if inflight <= at {
+			e.drained = now
+		}
+		return -1
+	}
+	if now-rtt < e.drained {
+		return -1 // taken while the permits of before were out
+	}
+	e.n++
+	if failed {
+		e.fails++
+	} else {
+		e.sum += float64(max(rtt, 0))
+	}
+	ok := e.n - e.fails
+	if ok < limitProbeSamples && !(ok > 0 && now-e.drained >= 10*time.Second) {
+		return -1
+	}
+	e.base, e.based, e.ratio = e.sum/float64(ok), now, 0
+	e.probing = false
+	e.n, e.fails, e.sum, e.peak, e.start = 0, 0, 0, 0, now
+	return int64(e.limit)
+}
+
+// update applies the rules above to the complete window, ended at now.
+func (e *limitEstimate) update(now time.Duration, floor, ceiling int) {
+	lim := e.limit
+	used := float64(e.peak) >= lim/2
+	ok := e.n - e.fails
+	if f := float64(e.fails) / float64(e.n); f > 0 {
+		lim *= max(0.5, 1-f/2)
+	}
+	if ok > 0 {
+		mean := e.sum / float64(ok)
+		switch {
+		case e.base == 0:
+			e.base, e.based = mean, now
+		case e.fails > 0:
+			// The failures decided; latency is left for a cleaner window.
+		default:
+			r := mean / e.base
+			if e.ratio > 0 {
+				r = (r + e.ratio) / 2
+			}
+			e.ratio = r
+			switch {
+			case r > limitCutRatio:
+				lim *= min(max(limitTargetRatio/r, 0.7), 0.9)
+			case r < limitGrowRatio && used:
+				lim += max(1, lim/8)
+			}
+		}
+	}
+	e.limit = math.Min(math.Max(lim, float64(floor)), float64(ceiling))
+}
