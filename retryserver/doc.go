@@ -5,8 +5,11 @@
 // server interceptors put a Shedder in front of a handler, and any other
 // server can call Admit itself.
 //
-// A Shedder admits at most a fixed number of requests at once (Concurrency).
-// A request that finds every slot taken waits in a short queue managed as
+// A Shedder admits at most as many requests at once as a limit allows: by
+// default that of an adaptive retry.Limiter of its own, which finds the
+// concurrency at which the server's latency starts to grow (WithLimiter to
+// give it one, Concurrency to fix the number instead). A request that finds
+// every slot taken waits in a short queue managed as
 // CoDel manages a router's (Target, Interval): while the queue empties now
 // and then, a request may wait up to Interval; once it has stayed non-empty
 // for a whole Interval (a standing queue, the mark of overload), a request

@@ -3,15 +3,18 @@ package retryserver
 import (
 	"strconv"
 	"time"
+
+	"github.com/seed-b8c8f69d/retry"
 )
 
 // An Option configures a Shedder; New takes them. Options are made only by
-// this package (Concurrency, Target, Interval, QueueLimit); the zero Option
-// does nothing.
+// this package (WithLimiter, Concurrency, Target, Interval, QueueLimit);
+// the zero Option does nothing.
 type Option struct {
 	kind optionKind
 	d    time.Duration
 	n    int
+	lim  *retry.Limiter
 }
 
 type optionKind uint8
@@ -22,13 +25,11 @@ const (
 	targetOption
 	intervalOption
 	queueLimitOption
+	limiterOption
 )
 
 // Defaults of the options not given to New.
 const (
-	// DefaultConcurrency is the number of requests a Shedder serves at once
-	// without Concurrency.
-	DefaultConcurrency = 100
 	// DefaultTarget is the longest wait in a standing queue without
 	// Target: 5 ms, as CoDel's and Facebook's servers use.
 	DefaultTarget = 5 * time.Millisecond
@@ -39,11 +40,30 @@ const (
 	DefaultQueueLimit = 128
 )
 
-// Concurrency returns an Option that sets the number of requests a Shedder
-// serves at once (DefaultConcurrency without it); the others wait in its
-// queue or are refused. Set it to what the server can serve without its
-// latency growing: its worker count, or its throughput times its unloaded
-// latency. A later Concurrency replaces an earlier one.
+// WithLimiter returns an Option that makes l decide how many requests a
+// Shedder serves at once: a request is served with a permit of l, taken
+// without waiting and released with the request's Ticket (Success, Failure
+// or Drop: l learns the server's latency and failures from them). Give the
+// Shedder a Limiter of its own: it serves its queue when a Ticket is
+// released, so permits released elsewhere would leave the queue waiting.
+// Without WithLimiter or Concurrency, a Shedder has its own
+// retry.NewLimiter(). A later WithLimiter or Concurrency replaces an
+// earlier one.
+//
+// WithLimiter panics if l is nil.
+func WithLimiter(l *retry.Limiter) Option {
+	if l == nil {
+		panic("retryserver: WithLimiter: nil Limiter")
+	}
+	return Option{kind: limiterOption, lim: l}
+}
+
+// Concurrency returns an Option that fixes the number of requests a
+// Shedder serves at once, in place of an adaptive Limiter; the others wait
+// in its queue or are refused. Set it to what the server can serve without
+// its latency growing: its worker count, or its throughput times its
+// unloaded latency. A later Concurrency or WithLimiter replaces an earlier
+// one.
 //
 // Concurrency panics if n is less than 1.
 func Concurrency(n int) Option {

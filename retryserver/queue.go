@@ -1,12 +1,15 @@
 package retryserver
 
+import "github.com/seed-b8c8f69d/retry"
+
 // A waiter is a request waiting in a Shedder's queue. Whoever takes it out
 // of the queue (dispatch, an eviction) sends its outcome on ch, once: true
 // for a slot, false for a refusal, which is then in refusal. The waiter
 // itself may leave the queue (timeout, context), and then nothing is sent.
 type waiter struct {
-	ch      chan bool // buffered: the sender never blocks
-	refusal *Refusal  // set before false is sent
+	ch      chan bool    // buffered: the sender never blocks
+	refusal *Refusal     // set before false is sent
+	permit  retry.Permit // set before true is sent: the Limiter's, if any
 }
 
 // A queue holds waiters oldest first. It is short (QueueLimit), so removing

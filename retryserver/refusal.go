@@ -56,7 +56,7 @@ func (s *Shedder) pushback() time.Duration {
 	n := s.firsts.len() + s.retries.len() + 1
 	d := maxPushback
 	if per < maxPushback/time.Duration(n) { // per·n cannot overflow
-		d = min(per*time.Duration(n)/time.Duration(s.limit), maxPushback)
+		d = min(per*time.Duration(n)/time.Duration(s.slots()), maxPushback)
 	}
 	d += time.Duration(float64(d) * s.jitter())
 	return min(max(d, time.Millisecond), maxPushback)

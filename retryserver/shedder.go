@@ -5,17 +5,21 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/seed-b8c8f69d/retry"
 )
 
-// A Shedder admits requests to a server: at most a fixed number at once,
-// the others queued briefly or refused, retries first (see the package
-// documentation for the rules). Make one with New per resource that
+// A Shedder admits requests to a server: at most as many at once as its
+// adaptive retry.Limiter allows (or a fixed Concurrency), the others queued
+// briefly or refused, retries first (see the package documentation for the
+// rules). Make one with New per resource that
 // saturates (usually one per server process) and share it among the
 // handlers and interceptors that use that resource.
 //
 // A Shedder is safe for concurrent use by multiple goroutines.
 type Shedder struct {
-	limit      int
+	lim        *retry.Limiter // nil: the fixed limit
+	limit      int            // the fixed limit, without lim
 	target     time.Duration
 	interval   time.Duration
 	queueLimit int
@@ -23,7 +27,7 @@ type Shedder struct {
 	jitter     func() float64   // rand.Float64, in [0, 1); tests may replace it
 
 	mu        sync.Mutex
-	inFlight  int           // admitted and not yet released
+	inFlight  int           // admitted and not yet released (lim counts them too, with its permits)
 	firsts    queue         // first attempts waiting
 	retries   queue         // retries waiting
 	lastEmpty time.Time     // when the queue was last empty (or started to fill)
@@ -44,13 +48,14 @@ type Stats struct {
 	Gone     uint64 // requests not started because their context had ended (before or while queued)
 }
 
-// New returns a Shedder configured by opts (see Concurrency, Target,
-// Interval and QueueLimit for the defaults).
+// New returns a Shedder configured by opts (see WithLimiter, Concurrency,
+// Target, Interval and QueueLimit for the defaults). Without WithLimiter or
+// Concurrency, the Shedder has a retry.Limiter of its own, made by
+// retry.NewLimiter() with its defaults.
 //
 // New panics if Target is longer than Interval.
 func New(opts ...Option) *Shedder {
 	s := &Shedder{
-		limit:      DefaultConcurrency,
 		target:     DefaultTarget,
 		interval:   DefaultInterval,
 		queueLimit: DefaultQueueLimit,
@@ -60,7 +65,9 @@ func New(opts ...Option) *Shedder {
 	for _, o := range opts {
 		switch o.kind {
 		case concurrencyOption:
-			s.limit = o.n
+			s.lim, s.limit = nil, o.n
+		case limiterOption:
+			s.lim, s.limit = o.lim, 0
 		case targetOption:
 			s.target = o.d
 		case intervalOption:
@@ -68,6 +75,9 @@ func New(opts ...Option) *Shedder {
 		case queueLimitOption:
 			s.queueLimit = o.n
 		}
+	}
+	if s.lim == nil && s.limit == 0 {
+		s.lim = retry.NewLimiter()
 	}
 	if s.target > s.interval {
 		panic("retryserver: New: Target " + s.target.String() + " is longer than Interval " + s.interval.String())
@@ -82,20 +92,30 @@ func New(opts ...Option) *Shedder {
 type Ticket struct {
 	s     *Shedder
 	start time.Time
+	p     retry.Permit // the Limiter's, if the Shedder has one
 }
 
 // Success releases t after the request was served, whatever its answer;
 // its service time counts in the Shedder's estimate of its drain time.
-func (t Ticket) Success() { t.release(true) }
+func (t Ticket) Success() {
+	t.p.Success()
+	t.release(true)
+}
 
 // Failure releases t after the request failed in a way that says the
 // server is overloaded or broken (a panic, a timeout); like Success, its
 // service time counts.
-func (t Ticket) Failure() { t.release(true) }
+func (t Ticket) Failure() {
+	t.p.Failure()
+	t.release(true)
+}
 
 // Drop releases t without a sample: the request's caller went away, so its
 // service time says nothing about the server's.
-func (t Ticket) Drop() { t.release(false) }
+func (t Ticket) Drop() {
+	t.p.Drop()
+	t.release(false)
+}
 
 func (t Ticket) release(sample bool) {
 	s := t.s
@@ -144,11 +164,11 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 	s.tick(now)
 	s.arrivals++
 	queued := s.firsts.len() + s.retries.len()
-	if queued == 0 && s.inFlight < s.limit {
-		s.inFlight++
-		s.stats.Admitted++
-		s.mu.Unlock()
-		return Ticket{s: s, start: now}, nil
+	if queued == 0 {
+		if p, ok := s.take(); ok {
+			s.mu.Unlock()
+			return Ticket{s: s, start: now, p: p}, nil
+		}
 	}
 	standing := s.standing(now)
 	if isRetry && standing || queued >= s.queueLimit && (isRetry || s.retries.len() == 0) {
@@ -166,7 +186,7 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 	if queued == 0 {
 		s.lastEmpty = now
 	}
-	w := &waiter{ch: make(chan bool, 1)}
+	w := &waiter{ch: make(chan bool, 1)} // the time.Timer below allocates too: a queued request costs a few
 	if isRetry {
 		s.retries.push(w)
 	} else {
@@ -219,7 +239,7 @@ func (s *Shedder) admitted(ctx context.Context, w *waiter, ok bool) (Ticket, err
 	if !ok {
 		return Ticket{}, w.refusal
 	}
-	t := Ticket{s: s, start: s.now()}
+	t := Ticket{s: s, start: s.now(), p: w.permit}
 	if ctx.Err() != nil {
 		t.Drop()
 		return s.gone(ctx)
@@ -247,13 +267,14 @@ func (s *Shedder) Stats() Stats {
 // retries, oldest first, or newest first while the queue is standing.
 // s.mu is held.
 func (s *Shedder) dispatch(now time.Time) {
-	for s.inFlight < s.limit {
+	for s.firsts.len()+s.retries.len() > 0 {
+		p, ok := s.take()
+		if !ok {
+			return
+		}
 		q := &s.firsts
 		if q.len() == 0 {
 			q = &s.retries
-		}
-		if q.len() == 0 {
-			return
 		}
 		var w *waiter
 		if s.standing(now) {
@@ -261,13 +282,38 @@ func (s *Shedder) dispatch(now time.Time) {
 		} else {
 			w = q.popOldest()
 		}
-		s.inFlight++
-		s.stats.Admitted++
+		w.permit = p
 		w.ch <- true
 		if s.firsts.len()+s.retries.len() == 0 {
 			s.lastEmpty = now
 		}
 	}
+}
+
+// take takes a slot, if one is free: a permit of the Limiter, or one of
+// the fixed Concurrency. s.mu is held.
+func (s *Shedder) take() (retry.Permit, bool) {
+	var p retry.Permit
+	if s.lim != nil {
+		var ok bool
+		if p, ok = s.lim.TryAcquire(); !ok {
+			return p, false
+		}
+	} else if s.inFlight >= s.limit {
+		return p, false
+	}
+	s.inFlight++
+	s.stats.Admitted++
+	return p, true
+}
+
+// slots returns the number of requests served at once now: the Limiter's
+// limit, or the fixed Concurrency. s.mu is held.
+func (s *Shedder) slots() int {
+	if s.lim != nil {
+		return max(s.lim.Limit(), 1)
+	}
+	return s.limit
 }
 
 // standing reports whether the queue has stayed non-empty for at least an

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retryserver"
 	"go.uber.org/goleak"
 )
@@ -364,4 +365,45 @@ func TestServedPathAllocatesNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("Admit and Success allocate %v times, want 0", allocs)
 	}
+}
+
+func TestLimiterDecides(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := retry.NewLimiter(retry.LimiterMin(1), retry.LimiterMax(1), retry.LimiterInitial(1))
+		s := retryserver.New(retryserver.WithLimiter(l))
+		ctx := context.Background()
+		a := mustTicket(t, admit(ctx, s, false))
+		if l.InFlight() != 1 {
+			t.Fatalf("Limiter.InFlight = %d, want 1: the Ticket holds a permit", l.InFlight())
+		}
+		b := admit(ctx, s, false)
+		synctest.Wait()
+		pending(t, b, "b, with the Limiter's one permit out")
+		a.Failure()
+		tb := mustTicket(t, b) // the freed permit goes to the queue
+		if l.InFlight() != 1 {
+			t.Fatalf("Limiter.InFlight = %d, want 1", l.InFlight())
+		}
+		tb.Drop()
+		if l.InFlight() != 0 {
+			t.Errorf("Limiter.InFlight = %d after every Ticket was released, want 0", l.InFlight())
+		}
+	})
+	t.Run("by default, a Limiter of its own", func(t *testing.T) {
+		s := retryserver.New(retryserver.QueueLimit(0))
+		var held []retryserver.Ticket
+		for range 20 { // retry.NewLimiter's initial limit
+			tk, err := s.Admit(context.Background(), false)
+			if err != nil {
+				t.Fatalf("request %d: %v", len(held)+1, err)
+			}
+			held = append(held, tk)
+		}
+		if _, err := s.Admit(context.Background(), false); !errors.Is(err, retryserver.ErrOverloaded) {
+			t.Errorf("request 21: %v, want a refusal: retry.NewLimiter starts at 20", err)
+		}
+		for _, tk := range held {
+			tk.Success()
+		}
+	})
 }
