@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/internal/shed"
 )
 
 // A Shedder admits requests to a server: at most as many at once as its
@@ -18,25 +19,18 @@ import (
 //
 // A Shedder is safe for concurrent use by multiple goroutines.
 type Shedder struct {
-	lim        *retry.Limiter // nil: the fixed limit
-	limit      int            // the fixed limit, without lim
-	target     time.Duration
-	interval   time.Duration
-	queueLimit int
-	now        func() time.Time // time.Now; tests may replace it
-	jitter     func() float64   // rand.Float64, in [0, 1); tests may replace it
+	lim    *retry.Limiter   // nil: the fixed limit
+	limit  int              // the fixed limit, without lim
+	now    func() time.Time // time.Now; tests may replace it
+	jitter func() float64   // rand.Float64, in [0, 1); tests may replace it
+	origin time.Time        // of the times given to rules
 
-	mu        sync.Mutex
-	inFlight  int           // admitted and not yet released (lim counts them too, with its permits)
-	firsts    queue         // first attempts waiting
-	retries   queue         // retries waiting
-	lastEmpty time.Time     // when the queue was last empty (or started to fill)
-	service   time.Duration // moving average of the service time; 0 before the first sample
-	winStart  time.Time     // start of the current window of Interval
-	arrivals  int           // requests that asked for admission in the window
-	shed      int           // refusals in the window
-	hard      bool          // the last full window refused at least half of its arrivals
-	stats     Stats
+	mu       sync.Mutex
+	rules    shed.Rules // CoDel, retries first, the pushback: the rules that the simulator runs too
+	inFlight int        // admitted and not yet released (lim counts them too, with its permits)
+	firsts   queue      // first attempts waiting
+	retries  queue      // retries waiting
+	stats    Stats
 }
 
 // Stats counts what a Shedder has done since New; Shedder.Stats reports it.
@@ -55,13 +49,8 @@ type Stats struct {
 //
 // New panics if Target is longer than Interval.
 func New(opts ...Option) *Shedder {
-	s := &Shedder{
-		target:     DefaultTarget,
-		interval:   DefaultInterval,
-		queueLimit: DefaultQueueLimit,
-		now:        time.Now,
-		jitter:     rand.Float64,
-	}
+	s := &Shedder{now: time.Now, jitter: rand.Float64}
+	target, interval, queueLimit := DefaultTarget, DefaultInterval, DefaultQueueLimit
 	for _, o := range opts {
 		switch o.kind {
 		case concurrencyOption:
@@ -69,19 +58,21 @@ func New(opts ...Option) *Shedder {
 		case limiterOption:
 			s.lim, s.limit = o.lim, 0
 		case targetOption:
-			s.target = o.d
+			target = o.d
 		case intervalOption:
-			s.interval = o.d
+			interval = o.d
 		case queueLimitOption:
-			s.queueLimit = o.n
+			queueLimit = o.n
 		}
 	}
 	if s.lim == nil && s.limit == 0 {
 		s.lim = retry.NewLimiter()
 	}
-	if s.target > s.interval {
-		panic("retryserver: New: Target " + s.target.String() + " is longer than Interval " + s.interval.String())
+	if target > interval {
+		panic("retryserver: New: Target " + target.String() + " is longer than Interval " + interval.String())
 	}
+	s.rules = shed.New(target, interval, queueLimit)
+	s.origin = s.now()
 	return s
 }
 
@@ -125,15 +116,10 @@ func (t Ticket) release(sample bool) {
 	now := s.now()
 	s.mu.Lock()
 	if sample {
-		d := max(now.Sub(t.start), 0)
-		if s.service == 0 {
-			s.service = d
-		} else {
-			s.service += (d - s.service) / 8 // an exponential moving average, weight 1/8
-		}
+		s.rules.Served(now.Sub(t.start))
 	}
 	s.inFlight--
-	s.dispatch(now)
+	s.dispatch(now.Sub(s.origin))
 	s.mu.Unlock()
 }
 
@@ -160,9 +146,9 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 		s.mu.Unlock()
 		return Ticket{}, context.DeadlineExceeded
 	}
+	at := now.Sub(s.origin)
 	s.mu.Lock()
-	s.tick(now)
-	s.arrivals++
+	s.rules.Arrive(at)
 	queued := s.firsts.len() + s.retries.len()
 	if queued == 0 {
 		if p, ok := s.take(); ok {
@@ -170,31 +156,26 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 			return Ticket{s: s, start: now, p: p}, nil
 		}
 	}
-	standing := s.standing(now)
-	if isRetry && standing || queued >= s.queueLimit && (isRetry || s.retries.len() == 0) {
-		r := s.refusal(now)
+	switch s.rules.Decide(at, queued, s.retries.len(), isRetry) {
+	case shed.Refuse:
+		r := s.refusal(at)
 		s.mu.Unlock()
 		return Ticket{}, r
-	}
-	if queued >= s.queueLimit {
-		// Full: the oldest waiting retry makes room for this first attempt.
+	case shed.EvictRetry:
 		w := s.retries.popOldest()
-		w.refusal = s.refusal(now)
+		w.refusal = s.refusal(at)
 		w.ch <- false
 		queued--
 	}
+	wait := s.rules.MaxWait(at, queued)
 	if queued == 0 {
-		s.lastEmpty = now
+		s.rules.Emptied(at)
 	}
 	w := &waiter{ch: make(chan bool, 1)} // the time.Timer below allocates too: a queued request costs a few
 	if isRetry {
 		s.retries.push(w)
 	} else {
 		s.firsts.push(w)
-	}
-	wait := s.interval
-	if standing {
-		wait = s.target
 	}
 	if hasDeadline {
 		wait = min(wait, deadline.Sub(now))
@@ -210,6 +191,7 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 	case <-ctx.Done():
 	}
 	now = s.now()
+	at = now.Sub(s.origin)
 	s.mu.Lock()
 	if !s.firsts.remove(w) && !s.retries.remove(w) {
 		// Dispatched or evicted meanwhile: the answer is in w.ch.
@@ -217,7 +199,7 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 		return s.admitted(ctx, w, <-w.ch)
 	}
 	if s.firsts.len()+s.retries.len() == 0 {
-		s.lastEmpty = now
+		s.rules.Emptied(at)
 	}
 	if ctx.Err() != nil || hasDeadline && !now.Before(deadline) {
 		s.stats.Gone++
@@ -227,7 +209,7 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 		}
 		return Ticket{}, context.Cause(ctx)
 	}
-	r := s.refusal(now)
+	r := s.refusal(at)
 	s.mu.Unlock()
 	return Ticket{}, r
 }
@@ -266,8 +248,8 @@ func (s *Shedder) Stats() Stats {
 // dispatch gives free slots to waiting requests: first attempts before
 // retries, oldest first, or newest first while the queue is standing.
 // s.mu is held.
-func (s *Shedder) dispatch(now time.Time) {
-	for s.firsts.len()+s.retries.len() > 0 {
+func (s *Shedder) dispatch(at time.Duration) {
+	for queued := s.firsts.len() + s.retries.len(); queued > 0; queued-- {
 		p, ok := s.take()
 		if !ok {
 			return
@@ -277,15 +259,15 @@ func (s *Shedder) dispatch(now time.Time) {
 			q = &s.retries
 		}
 		var w *waiter
-		if s.standing(now) {
+		if s.rules.Standing(at, queued) {
 			w = q.popNewest()
 		} else {
 			w = q.popOldest()
 		}
 		w.permit = p
 		w.ch <- true
-		if s.firsts.len()+s.retries.len() == 0 {
-			s.lastEmpty = now
+		if queued == 1 {
+			s.rules.Emptied(at)
 		}
 	}
 }
@@ -314,10 +296,4 @@ func (s *Shedder) slots() int {
 		return max(s.lim.Limit(), 1)
 	}
 	return s.limit
-}
-
-// standing reports whether the queue has stayed non-empty for at least an
-// Interval. s.mu is held.
-func (s *Shedder) standing(now time.Time) bool {
-	return s.firsts.len()+s.retries.len() > 0 && now.Sub(s.lastEmpty) >= s.interval
 }
