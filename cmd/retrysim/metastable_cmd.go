@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/seed-b8c8f69d/retry/retryserver"
 )
 
 const metastableSummary = `A queueing server (-workers workers, exponential service times of mean
@@ -26,6 +28,10 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   breaker      jitter, and NewBreaker() with the library's defaults
   recommended  jitter, and both the budget and the breaker: the README's
                default for a new service
+  server       naive clients, and a server that sheds as retryserver's
+               Shedder does (docs/SERVER.md), whose pushback they honour
+  server+recommended
+               recommended clients, and the shedding server
 
 Reports, per strategy: the goodput before the trigger and after it, whether
 the server is stuck (goodput below 10% in every 5 s window of the 60 s after
@@ -64,6 +70,9 @@ func runMetastableCmd(args []string, o *output) error {
 	fs.DurationVar(&cfg.throttleWin, "throttle-window", 0, "the window of each process's Throttle; 0 for the library's default")
 	fs.DurationVar(&cfg.breakerWin, "breaker-window", 0, "the window of each process's Breaker; 0 for the library's default")
 	fs.DurationVar(&cfg.breakerOpen, "breaker-open", 0, "the first open period of each process's Breaker, doubling up to 2m; 0 for the library's default")
+	fs.DurationVar(&cfg.shedTarget, "shed-target", retryserver.DefaultTarget, "Target of the shedding server of the server strategies")
+	fs.DurationVar(&cfg.shedInterval, "shed-interval", retryserver.DefaultInterval, "Interval of the shedding server of the server strategies, at least -shed-target")
+	fs.IntVar(&cfg.shedQueueLimit, "shed-queue-limit", retryserver.DefaultQueueLimit, "QueueLimit of the shedding server of the server strategies")
 	list := fs.String("strategies", joinStrategies(msStrategies), "comma-separated strategies to compare")
 	sweep := fs.Bool("sweep", false, "repeat the run at base loads 50%, 55%, …, 95% and report the metastability boundary of each strategy")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
@@ -148,6 +157,9 @@ const maxMsRequests = 5_000_000
 func (cfg *msConfig) validate() error {
 	if err := checkBudgetRatio(cfg.budgetRatio); err != nil {
 		return err
+	}
+	if cfg.shedTarget <= 0 || cfg.shedInterval < cfg.shedTarget || cfg.shedQueueLimit < 0 {
+		return usagef("-shed-target must be positive, -shed-interval at least -shed-target and -shed-queue-limit not negative")
 	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
@@ -313,8 +325,6 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
-
-
 
 // metastableImage draws the chart of a run at one load: TODO.
 func metastableImage(path string, cfg *msConfig, results []msResult) error {
