@@ -86,9 +86,10 @@ func Target(d time.Duration) Option {
 // Interval returns an Option that sets CoDel's interval (DefaultInterval
 // without it): the longest a request waits in a queue that is not standing,
 // the time the queue must stay non-empty to count as standing, and the
-// window over which the Shedder judges that it is shedding hard. It should
-// be a little longer than the server's usual service time. A later Interval
-// replaces an earlier one.
+// window over which the Shedder judges that it is shedding hard. Make it
+// several service times: the defaults suit requests of a few milliseconds;
+// for slower ones, scale Target and Interval with the service time
+// (docs/SERVER.md). A later Interval replaces an earlier one.
 //
 // Interval panics if d is not positive.
 func Interval(d time.Duration) Option {
