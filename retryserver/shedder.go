@@ -39,7 +39,7 @@ type Stats struct {
 	Queued   int    // requests waiting in the queue
 	Admitted uint64 // requests admitted, at once or from the queue
 	Refused  uint64 // requests refused with a *Refusal
-	Gone     uint64 // requests not started because their context had ended (before or while queued)
+	Gone     uint64 // requests not started because their context had ended (before or while queued; also counted in Admitted if it ended as a slot came)
 }
 
 // New returns a Shedder configured by opts (see WithLimiter, Concurrency,

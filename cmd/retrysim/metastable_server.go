@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -152,9 +151,6 @@ func (p *shedPolicy) serve(q *qserver, j *qjob) bool {
 func (p *shedPolicy) refuse(now time.Duration, queued int) time.Duration {
 	return p.rules.Refuse(now, max(queued, 0), p.slots, p.rng.Float64())
 }
-
-// isRefused reports whether err is the server's refusal.
-func isRefused(err error) bool { return errors.Is(err, errRefused) }
 
 // triggerGoodput returns the requests served to a waiting client per
 // second over the whole seconds of the trigger, per 100 of the capacity.
