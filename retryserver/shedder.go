@@ -180,6 +180,9 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 	if hasDeadline {
 		wait = min(wait, deadline.Sub(now))
 	}
+	// A Limiter may have raised its limit since the last release, leaving
+	// slots free with requests waiting: give them out now.
+	s.dispatch(at)
 	s.mu.Unlock()
 
 	timer := time.NewTimer(wait)
