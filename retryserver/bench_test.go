@@ -34,3 +34,18 @@ func BenchmarkAdmit(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAdmitFixed is BenchmarkAdmit's served case with a fixed
+// Concurrency instead of the default Limiter: the Limiter's share of it.
+func BenchmarkAdmitFixed(b *testing.B) {
+	ctx := context.Background()
+	s := retryserver.New(retryserver.Concurrency(100))
+	b.ReportAllocs()
+	for b.Loop() {
+		t, err := s.Admit(ctx, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.Success()
+	}
+}

@@ -19,11 +19,10 @@ import (
 //
 // A Shedder is safe for concurrent use by multiple goroutines.
 type Shedder struct {
-	lim    *retry.Limiter   // nil: the fixed limit
-	limit  int              // the fixed limit, without lim
-	now    func() time.Time // time.Now; tests may replace it
-	jitter func() float64   // rand.Float64, in [0, 1); tests may replace it
-	origin time.Time        // of the times given to rules
+	lim    *retry.Limiter // nil: the fixed limit
+	limit  int            // the fixed limit, without lim
+	jitter func() float64 // rand.Float64, in [0, 1); tests may replace it
+	origin time.Time      // of the times given to rules: since reads the monotonic clock alone
 
 	mu       sync.Mutex
 	rules    shed.Rules // CoDel, retries first, the pushback: the rules that the simulator runs too
@@ -49,7 +48,7 @@ type Stats struct {
 //
 // New panics if Target is longer than Interval.
 func New(opts ...Option) *Shedder {
-	s := &Shedder{now: time.Now, jitter: rand.Float64}
+	s := &Shedder{jitter: rand.Float64}
 	target, interval, queueLimit := DefaultTarget, DefaultInterval, DefaultQueueLimit
 	for _, o := range opts {
 		switch o.kind {
@@ -72,7 +71,7 @@ func New(opts ...Option) *Shedder {
 		panic("retryserver: New: Target " + target.String() + " is longer than Interval " + interval.String())
 	}
 	s.rules = shed.New(target, interval, queueLimit)
-	s.origin = s.now()
+	s.origin = time.Now()
 	return s
 }
 
@@ -82,8 +81,8 @@ func New(opts ...Option) *Shedder {
 // zero Ticket, returned with every error, releases nothing.
 type Ticket struct {
 	s     *Shedder
-	start time.Time
-	p     retry.Permit // the Limiter's, if the Shedder has one
+	start time.Duration // since the Shedder's origin
+	p     retry.Permit  // the Limiter's, if the Shedder has one
 }
 
 // Success releases t after the request was served, whatever its answer;
@@ -113,13 +112,13 @@ func (t Ticket) release(sample bool) {
 	if s == nil {
 		return
 	}
-	now := s.now()
+	at := s.since()
 	s.mu.Lock()
 	if sample {
-		s.rules.Served(now.Sub(t.start))
+		s.rules.Served(at - t.start)
 	}
 	s.inFlight--
-	s.dispatch(now.Sub(s.origin))
+	s.dispatch(at)
 	s.mu.Unlock()
 }
 
@@ -138,22 +137,21 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 	if ctx.Err() != nil {
 		return s.gone(ctx)
 	}
-	now := s.now()
 	deadline, hasDeadline := ctx.Deadline()
-	if hasDeadline && !now.Before(deadline) {
+	if hasDeadline && time.Until(deadline) <= 0 {
 		s.mu.Lock()
 		s.stats.Gone++
 		s.mu.Unlock()
 		return Ticket{}, context.DeadlineExceeded
 	}
-	at := now.Sub(s.origin)
+	at := s.since()
 	s.mu.Lock()
 	s.rules.Arrive(at)
 	queued := s.firsts.len() + s.retries.len()
 	if queued == 0 {
 		if p, ok := s.take(); ok {
 			s.mu.Unlock()
-			return Ticket{s: s, start: now, p: p}, nil
+			return Ticket{s: s, start: at, p: p}, nil
 		}
 	}
 	switch s.rules.Decide(at, queued, s.retries.len(), isRetry) {
@@ -178,7 +176,7 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 		s.firsts.push(w)
 	}
 	if hasDeadline {
-		wait = min(wait, deadline.Sub(now))
+		wait = min(wait, time.Until(deadline))
 	}
 	// A Limiter may have raised its limit since the last release, leaving
 	// slots free with requests waiting: give them out now.
@@ -193,8 +191,7 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	now = s.now()
-	at = now.Sub(s.origin)
+	at = s.since()
 	s.mu.Lock()
 	if !s.firsts.remove(w) && !s.retries.remove(w) {
 		// Dispatched or evicted meanwhile: the answer is in w.ch.
@@ -204,7 +201,7 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 	if s.firsts.len()+s.retries.len() == 0 {
 		s.rules.Emptied(at)
 	}
-	if ctx.Err() != nil || hasDeadline && !now.Before(deadline) {
+	if ctx.Err() != nil || hasDeadline && time.Until(deadline) <= 0 {
 		s.stats.Gone++
 		s.mu.Unlock()
 		if ctx.Err() == nil {
@@ -224,13 +221,17 @@ func (s *Shedder) admitted(ctx context.Context, w *waiter, ok bool) (Ticket, err
 	if !ok {
 		return Ticket{}, w.refusal
 	}
-	t := Ticket{s: s, start: s.now(), p: w.permit}
+	t := Ticket{s: s, start: s.since(), p: w.permit}
 	if ctx.Err() != nil {
 		t.Drop()
 		return s.gone(ctx)
 	}
 	return t, nil
 }
+
+// since returns the time since s's origin, from the monotonic clock alone,
+// which is cheaper to read than the wall clock.
+func (s *Shedder) since() time.Duration { return time.Since(s.origin) }
 
 func (s *Shedder) gone(ctx context.Context) (Ticket, error) {
 	s.mu.Lock()
