@@ -49,12 +49,17 @@ func (s *sim) spawn(at time.Duration, body func(c *client)) {
 	s.push(at, c)
 }
 
-// run resumes the clients in order of their wake-ups until none is left,
-// and returns the simulated time of the last event.
+// run resumes the clients in order of their wake-ups, and calls the
+// functions scheduled with at, until none is left, and returns the
+// simulated time of the last event.
 func (s *sim) run() time.Duration {
 	for len(s.queue) > 0 {
 		w := s.queue.pop()
 		s.now = w.at
+		if w.c == nil {
+			w.fn()
+			continue
+		}
 		if d, ok := w.c.next(); ok && d != parked {
 			s.push(addSat(s.now, d), w.c)
 		}
@@ -65,6 +70,16 @@ func (s *sim) run() time.Duration {
 func (s *sim) push(at time.Duration, c *client) {
 	s.seq++
 	s.queue.push(wake{at: at, seq: s.seq, c: c})
+}
+
+// at schedules fn to be called by run at simulated time t (now if t is in
+// the past), in order with the clients' wake-ups: an event that is not a
+// client, such as a server finishing a request. fn runs on run's goroutine,
+// outside every client, so it must not wait; it may resume parked clients
+// and schedule more events.
+func (s *sim) at(t time.Duration, fn func()) {
+	s.seq++
+	s.queue.push(wake{at: max(t, s.now), seq: s.seq, fn: fn})
 }
 
 // parked is what a parked client yields: run does not requeue it.
@@ -111,11 +126,13 @@ func addSat(a, b time.Duration) time.Duration {
 	return a + b
 }
 
-// wake is one entry of the queue: client c resumes at at.
+// wake is one entry of the queue: client c resumes at at, or, if c is nil,
+// fn is called then.
 type wake struct {
 	at  time.Duration
 	seq uint64
 	c   *client
+	fn  func()
 }
 
 // wakeQueue is a binary min-heap of wake-ups ordered by time, then by
