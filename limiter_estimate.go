@@ -22,26 +22,30 @@ import (
 //     limitCutRatio cuts the limit towards limitTargetRatio in proportion
 //     (by at least 10 % and at most 30 % a window; r is averaged with the
 //     previous window's, as one window's mean is noisy); r below limitGrowRatio raises it by
-//     an eighth (at least 1), but only if the window used at least half of
+//     an eighth (at least a half), but only if the window used at least half of
 //     the limit: a limit nobody reaches does not grow, and a latency between
 //     the two ratios holds it (Netflix's Gradient2 limit "gradually increases
 //     indefinitely" at a gradient near 0.8, its queue allowance outgrowing
 //     the gradient's cut).
-//   - Baseline: the first window sets it. Then every limitProbeEvery, and
-//     whenever the limit reaches its floor, a probe holds the limit at
-//     limitProbeConcurrency (or the floor, if higher) until the permits of
+//   - Baseline: the first window sets it roughly, and a probe follows at
+//     once. Then every limitProbeEvery, and whenever the limit reaches its
+//     floor, a probe holds the limit at a quarter of itself (at most
+//     limitProbeConcurrency, at least the floor) until the permits of
 //     before have come back, and takes the mean of the next
 //     limitProbeSamples latencies as the baseline; the limit then returns to
-//     where it was. No other latency ever moves the baseline, so a long
+//     where it was (a probe that finds the baseline within a quarter of the
+//     last one averages the two). A baseline that moved by more than a quarter is probed
+//     again after the next window: the limit of the first probe may have
+//     been above the dependency's capacity. No other latency ever moves the baseline, so a long
 //     incident's inflated latency never becomes it (failsafe-go's #127: a
 //     baseline averaged over recent latency catches up with it, and the
 //     limit stops falling), while a dependency that became slower for good
 //     is learned at the next probe.
 const (
 	limitWindowSamples    = 40
-	limitCutRatio         = 1.6
-	limitTargetRatio      = 1.3
-	limitGrowRatio        = 1.25
+	limitCutRatio         = 1.7
+	limitTargetRatio      = 1.45
+	limitGrowRatio        = 1.3
 	limitProbeEvery       = 30 * time.Second
 	limitProbeConcurrency = 8
 	limitProbeSamples     = 128
@@ -81,7 +85,10 @@ func (e *limitEstimate) add(now, rtt time.Duration, inflight int, failed bool, l
 	}
 	e.peak = max(e.peak, inflight)
 	span := now - e.start
-	if !(e.n >= limitWindowSamples && span >= time.Duration(2*e.base) || e.n >= 8 && span >= time.Second || span >= 10*time.Second) {
+	// Three round trips at least: the first completions of a window are
+	// the fast ones, and a shorter window's mean would be biased low.
+	rtt3 := 3 * max(e.base, e.sum/float64(max(e.n-e.fails, 1)))
+	if !(e.n >= limitWindowSamples && span >= time.Duration(rtt3) || e.n >= 8 && span >= time.Second || span >= 10*time.Second) {
 		return -1
 	}
 	if ok := e.n - e.fails; ok > 0 {
@@ -89,16 +96,22 @@ func (e *limitEstimate) add(now, rtt time.Duration, inflight int, failed bool, l
 	}
 	e.update(now, l.minL, l.maxL)
 	e.n, e.fails, e.sum, e.peak, e.start = 0, 0, 0, 0, now
-	if e.base > 0 && (now-e.based >= limitProbeEvery || int(e.limit) <= l.minL && now-e.based >= time.Second) {
+	if e.base > 0 && (e.based < 0 || now-e.based >= limitProbeEvery || int(e.limit) <= l.minL && now-e.based >= time.Second) {
 		e.probing, e.drained = true, -1
-		return int64(max(limitProbeConcurrency, l.minL))
+		return int64(e.probeLimit(l.minL))
 	}
 	return int64(e.limit)
 }
 
+// probeLimit is the limit during a probe: a quarter of the limit, at most
+// limitProbeConcurrency, at least the floor.
+func (e *limitEstimate) probeLimit(floor int) int {
+	return max(min(int(e.limit)/4, limitProbeConcurrency), floor)
+}
+
 // probe adds one outcome during a probe.
 func (e *limitEstimate) probe(now, rtt time.Duration, inflight int, failed bool, l *Limiter) int64 {
-	at := int(max(limitProbeConcurrency, l.minL))
+	at := e.probeLimit(l.minL)
 	if e.drained < 0 {
 		if inflight <= at {
 			e.drained = now
@@ -118,7 +131,13 @@ func (e *limitEstimate) probe(now, rtt time.Duration, inflight int, failed bool,
 	if ok < limitProbeSamples && !(ok > 0 && now-e.drained >= 10*time.Second) {
 		return -1
 	}
-	e.base, e.based, e.ratio = e.sum/float64(ok), now, 0
+	base, based := e.sum/float64(ok), now
+	if math.Abs(base-e.base) > e.base/4 {
+		based = -1 // a large change: probe again after the next window, at the limit then
+	} else {
+		base = (base + e.base) / 2 // a small one: noise, or a slow trend
+	}
+	e.base, e.based, e.ratio = base, based, 0
 	e.probing = false
 	e.n, e.fails, e.sum, e.peak, e.start = 0, 0, 0, 0, now
 	return int64(e.limit)
@@ -136,7 +155,7 @@ func (e *limitEstimate) update(now time.Duration, floor, ceiling int) {
 		mean := e.sum / float64(ok)
 		switch {
 		case e.base == 0:
-			e.base, e.based = mean, now
+			e.base, e.based = mean, -1 // a rough first measure: probe at once
 		case e.fails > 0:
 			// The failures decided; latency is left for a cleaner window.
 		default:
@@ -149,7 +168,7 @@ func (e *limitEstimate) update(now time.Duration, floor, ceiling int) {
 			case r > limitCutRatio:
 				lim *= min(max(limitTargetRatio/r, 0.7), 0.9)
 			case r < limitGrowRatio && used:
-				lim += max(1, lim/8)
+				lim += max(0.5, lim/8)
 			}
 		}
 	}

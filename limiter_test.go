@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -15,77 +17,84 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 )
 
-// server is a deterministic model of a dependency for the Limiter's tests:
-// workers serving each request in service on average; with more requests
-// in flight than workers, the excess queues, and every request waits for
-// its share (the latency of n in flight is service·max(1, n/workers), by
-// Little's law for a saturated server). jitter, if not nil, draws each
-// latency from an exponential distribution around that mean.
-type server struct {
-	workers int
-	service time.Duration
-	jitter  *rand.Rand
+// queue is a model of a dependency for the Limiter's tests: workers (a
+// number that may change with the time) serving requests first come, first
+// served, each for a service time drawn by service, with a queue in front
+// of them. Driven by a load that always wants more than the limit, it is
+// the case a Limiter exists for: everything it lets through either finds a
+// worker or waits in the queue.
+type queue struct {
+	workers func(now time.Duration) int
+	service func() time.Duration
+	// release ends a permit; the default is Success.
+	release func(p retry.Permit, latency time.Duration)
+
+	now     time.Duration
+	busy    []job // sorted by finish
+	waiting []job
 }
 
-// latency returns the latency of a request with n in flight.
-func (s server) latency(n int) time.Duration {
-	d := time.Duration(float64(s.service) * max(1, float64(n)/float64(s.workers)))
-	if s.jitter != nil {
-		d = time.Duration(s.jitter.ExpFloat64() * float64(d))
-	}
-	return d
+type job struct {
+	p              retry.Permit
+	arrive, finish time.Duration
 }
 
-// saturate runs rounds of a load that always wants more than the limit:
-// each round takes every permit it can, lets the clock run for the
-// latency of that many in flight, and releases them all with release.
-// It returns the limit after each round.
-func saturate(l *retry.Limiter, c *retry.FakeClock, s func(round int) server, rounds int, release func(retry.Permit, time.Duration)) []int {
-	limits := make([]int, 0, rounds)
-	var held []retry.Permit
-	for r := range rounds {
-		held = held[:0]
+// fixed returns a service time of d, always.
+func fixed(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
+
+// exponential returns service times drawn from an exponential
+// distribution of mean d, seeded.
+func exponential(d time.Duration, seed uint64) func() time.Duration {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	return func() time.Duration { return time.Duration(r.ExpFloat64() * float64(d)) }
+}
+
+// run drives l for d on clock, taking every permit it can, and calls
+// sample with the time, the limit and the latency after each completion.
+func (q *queue) run(l *retry.Limiter, clock *retry.FakeClock, d time.Duration, sample func(now time.Duration, limit int, latency time.Duration)) {
+	end := q.now + d
+	for q.now < end {
 		for {
 			p, ok := l.TryAcquire()
 			if !ok {
 				break
 			}
-			held = append(held, p)
+			q.waiting = append(q.waiting, job{p: p, arrive: q.now})
 		}
-		srv := s(r)
-		var longest time.Duration
-		lats := make([]time.Duration, len(held))
-		for i := range held {
-			lats[i] = srv.latency(len(held))
-			longest = max(longest, lats[i])
+		q.start()
+		if len(q.busy) == 0 {
+			clock.Advance(time.Millisecond) // nothing let through: time passes
+			q.now += time.Millisecond
+			continue
 		}
-		// Release in order of latency, advancing the clock to each.
-		order := make([]int, len(held))
-		for i := range order {
-			order[i] = i
+		j := q.busy[0]
+		q.busy = q.busy[1:]
+		clock.Advance(j.finish - q.now)
+		q.now = j.finish
+		if q.release != nil {
+			q.release(j.p, j.finish-j.arrive)
+		} else {
+			j.p.Success()
 		}
-		sortBy(order, lats)
-		var now time.Duration
-		for _, i := range order {
-			c.Advance(lats[i] - now)
-			now = lats[i]
-			release(held[i], lats[i])
-		}
-		limits = append(limits, l.Limit())
-	}
-	return limits
-}
-
-// sortBy sorts idx by key[idx[i]], ascending (insertion sort: small n).
-func sortBy(idx []int, key []time.Duration) {
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && key[idx[j]] < key[idx[j-1]]; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
+		if sample != nil {
+			sample(q.now, l.Limit(), j.finish-j.arrive)
 		}
 	}
 }
 
-func success(p retry.Permit, _ time.Duration) { p.Success() }
+// start starts waiting jobs on free workers.
+func (q *queue) start() {
+	for len(q.waiting) > 0 && len(q.busy) < q.workers(q.now) {
+		j := q.waiting[0]
+		q.waiting = q.waiting[1:]
+		j.finish = q.now + q.service()
+		i := sort.Search(len(q.busy), func(i int) bool { return q.busy[i].finish > j.finish })
+		q.busy = slices.Insert(q.busy, i, j)
+	}
+}
+
+// constant returns a number of workers that never changes.
+func constant(n int) func(time.Duration) int { return func(time.Duration) int { return n } }
 
 func TestLimiterOptions(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
@@ -246,55 +255,96 @@ func TestLimiterWait(t *testing.T) {
 	})
 }
 
+type limitSample struct {
+	at      time.Duration
+	limit   int
+	latency time.Duration
+}
+
+func record(samples *[]limitSample) func(time.Duration, int, time.Duration) {
+	return func(at time.Duration, limit int, latency time.Duration) {
+		*samples = append(*samples, limitSample{at, limit, latency})
+	}
+}
+
+// served returns the goodput from from to to, as a share of capacity
+// (workers per service time), and the mean latency of the requests served.
+func served(samples []limitSample, from, to time.Duration, workers int, service time.Duration) (goodput float64, latency time.Duration) {
+	var n int
+	var sum time.Duration
+	for _, x := range samples {
+		if x.at >= from && x.at < to {
+			n, sum = n+1, sum+x.latency
+		}
+	}
+	capacity := float64(workers) * (to - from).Seconds() / service.Seconds()
+	return float64(n) / capacity, sum / time.Duration(max(n, 1))
+}
+
+// TestLimiterFindsCapacity checks the two sides of the ideal limit, on a
+// load that always wants more than it: the dependency serves at least 95 %
+// of its capacity (a limit too low leaves workers idle), and the latency
+// of what it serves stays within twice its service time (a limit too high
+// queues).
 func TestLimiterFindsCapacity(t *testing.T) {
+	const S = 10 * time.Millisecond
 	for _, tt := range []struct {
 		name    string
 		workers int
 		initial int
-		jitter  bool
+		service func() time.Duration
 	}{
-		{"from below", 50, 5, false},
-		{"from above", 50, 200, false},
-		{"one worker", 1, 20, false},
-		{"many workers", 400, 20, false},
+		{"from below", 50, 5, fixed(S)},
+		{"from above", 50, 60, fixed(S)},
+		{"one worker", 1, 20, fixed(S)},
+		{"many workers", 200, 20, fixed(S)},
+		{"exponential service", 50, 20, exponential(S, 1)},
+		{"exponential service, few workers", 4, 20, exponential(S, 5)},
+		{"exponential service, many workers", 200, 20, exponential(S, 2)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := &retry.FakeClock{}
 			l := retry.NewLimiter(retry.LimiterInitial(tt.initial), retry.LimiterClock(clock))
-			srv := server{workers: tt.workers, service: 10 * time.Millisecond}
-			if tt.jitter {
-				srv.jitter = rand.New(rand.NewPCG(1, 2))
-			}
-			limits := saturate(l, clock, func(int) server { return srv }, 3000, success)
-			final := limits[len(limits)-1]
-			lo, hi := tt.workers, 2*tt.workers
-			if tt.initial > 2*tt.workers {
-				// A limit started above capacity under overload learns an
-				// inflated baseline (see LimiterInitial): it must still come
-				// down to within its band of that baseline.
-				hi = int(float64(tt.initial) * 1.6)
-			}
-			assert.GreaterOrEqual(t, final, lo, "goodput: at least one request per worker")
-			assert.LessOrEqual(t, final, hi, "latency: at most twice the no-load latency")
+			q := &queue{workers: constant(tt.workers), service: tt.service}
+			var samples []limitSample
+			q.run(l, clock, 40*time.Second, record(&samples))
+			goodput, latency := served(samples, 5*time.Second, 40*time.Second, tt.workers, S)
+			assert.GreaterOrEqual(t, goodput, 0.95, "goodput")
+			assert.LessOrEqual(t, latency, 2*S, "latency")
 		})
 	}
 }
 
+// TestLimiterSteps halves the workers, then restores them: within 5 s of
+// each step, the dependency serves 95 % of its capacity at no more than
+// twice its service time.
 func TestLimiterSteps(t *testing.T) {
-	clock := &retry.FakeClock{}
-	l := retry.NewLimiter(retry.LimiterClock(clock))
-	workers := func(r int) server {
-		w := 100
-		if r >= 1000 && r < 2000 {
-			w = 50
-		}
-		return server{workers: w, service: 10 * time.Millisecond}
-	}
-	limits := saturate(l, clock, workers, 3000, success)
-	for _, at := range []int{999, 1999, 2999} {
-		w := workers(at).workers
-		assert.GreaterOrEqual(t, limits[at], w, "round %d", at)
-		assert.LessOrEqual(t, limits[at], 2*w, "round %d", at)
+	const S = 10 * time.Millisecond
+	for _, tt := range []struct {
+		name    string
+		service func() time.Duration
+	}{
+		{"fixed service", fixed(S)},
+		{"exponential service", exponential(S, 3)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &retry.FakeClock{}
+			l := retry.NewLimiter(retry.LimiterClock(clock))
+			workers := func(now time.Duration) int {
+				if now >= 30*time.Second && now < time.Minute {
+					return 20
+				}
+				return 40
+			}
+			q := &queue{workers: workers, service: tt.service}
+			var samples []limitSample
+			q.run(l, clock, 90*time.Second, record(&samples))
+			for _, step := range []time.Duration{0, 30 * time.Second, time.Minute} {
+				goodput, latency := served(samples, step+5*time.Second, step+30*time.Second, workers(step), S)
+				assert.GreaterOrEqual(t, goodput, 0.95, "goodput after the step at %v", step)
+				assert.LessOrEqual(t, latency, 2*S, "latency after the step at %v", step)
+			}
+		})
 	}
 }
 
@@ -305,43 +355,41 @@ func TestLimiterSteps(t *testing.T) {
 // #134, at a gradient near 0.8). Capacity halves for ten minutes of the
 // clock; over the incident's last half the limit must not rise.
 func TestLimiterNoDriftInLongIncident(t *testing.T) {
-	for _, jitter := range []bool{false} {
-		t.Run(map[bool]string{false: "steady latency", true: "exponential latency"}[jitter], func(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		service func() time.Duration
+	}{
+		{"fixed service", fixed(10 * time.Millisecond)},
+		{"exponential service", exponential(10*time.Millisecond, 4)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			clock := &retry.FakeClock{}
 			l := retry.NewLimiter(retry.LimiterClock(clock))
-			var rng *rand.Rand
-			if jitter {
-				rng = rand.New(rand.NewPCG(3, 4))
-			}
-			start := clock.Now()
-			incident := func() bool {
-				e := clock.Now().Sub(start)
-				return e >= time.Minute && e < 11*time.Minute
-			}
-			srv := func(int) server {
-				w := 100
-				if incident() {
-					w = 50
+			workers := func(now time.Duration) int {
+				if now >= time.Minute {
+					return 20
 				}
-				return server{workers: w, service: 10 * time.Millisecond, jitter: rng}
+				return 40
 			}
-			var half, peakLate int
-			var started bool
-			var round int
-			for clock.Now().Sub(start) < 11*time.Minute {
-				limits := saturate(l, clock, srv, 1, success)
-				round++
-				e := clock.Now().Sub(start)
-				switch {
-				case e >= 6*time.Minute && !started:
-					half, started = limits[0], true
-				case started:
-					peakLate = max(peakLate, limits[0])
+			q := &queue{workers: workers, service: tt.service}
+			var samples []limitSample
+			q.run(l, clock, 11*time.Minute, record(&samples))
+			// The mean limit (probes left out) over each minute of the
+			// incident's second half.
+			var means []float64
+			for m := 6; m < 11; m++ {
+				var sum, n float64
+				for _, x := range samples {
+					if x.at >= time.Duration(m)*time.Minute && x.at < time.Duration(m+1)*time.Minute && x.limit > 8 {
+						sum, n = sum+float64(x.limit), n+1
+					}
 				}
+				means = append(means, sum/n)
 			}
-			require.True(t, started)
-			assert.LessOrEqual(t, peakLate, 100, "the limit stays within twice the incident's capacity")
-			assert.LessOrEqual(t, float64(peakLate), float64(half)*1.25+2, "no upward drift over the incident's last half")
+			goodput, latency := served(samples, 6*time.Minute, 11*time.Minute, 20, 10*time.Millisecond)
+			assert.GreaterOrEqual(t, goodput, 0.95, "goodput")
+			assert.LessOrEqual(t, latency, 20*time.Millisecond, "latency")
+			assert.LessOrEqual(t, means[len(means)-1], means[0]*1.05, "no upward drift over the incident's last half: %v", means)
 		})
 	}
 }
@@ -350,40 +398,43 @@ func TestLimiterFallsOnFailures(t *testing.T) {
 	t.Run("fast failures take it to the floor", func(t *testing.T) {
 		clock := &retry.FakeClock{}
 		l := retry.NewLimiter(retry.LimiterClock(clock), retry.LimiterMin(2))
-		srv := server{workers: 1000, service: time.Millisecond}
-		limits := saturate(l, clock, func(int) server { return srv }, 200, func(p retry.Permit, _ time.Duration) { p.Failure() })
-		assert.Equal(t, 2, limits[len(limits)-1])
+		q := &queue{workers: constant(1000), service: fixed(time.Millisecond),
+			release: func(p retry.Permit, _ time.Duration) { p.Failure() }}
+		q.run(l, clock, 10*time.Second, nil)
+		assert.Equal(t, 2, l.Limit())
 	})
 	t.Run("timeouts take it down though latency is capped", func(t *testing.T) {
 		clock := &retry.FakeClock{}
 		l := retry.NewLimiter(retry.LimiterClock(clock), retry.LimiterInitial(200))
-		srv := server{workers: 50, service: 10 * time.Millisecond}
 		// A client timeout at 15ms: slower requests fail, and their latency
 		// (the timeout) never shows the queue.
-		limits := saturate(l, clock, func(int) server { return srv }, 500, func(p retry.Permit, d time.Duration) {
-			if d > 15*time.Millisecond {
-				p.Failure()
-				return
-			}
-			p.Success()
-		})
-		assert.LessOrEqual(t, limits[len(limits)-1], 75)
+		q := &queue{workers: constant(50), service: fixed(10 * time.Millisecond),
+			release: func(p retry.Permit, d time.Duration) {
+				if d > 15*time.Millisecond {
+					p.Failure()
+					return
+				}
+				p.Success()
+			}}
+		q.run(l, clock, time.Minute, nil)
+		assert.LessOrEqual(t, l.Limit(), 75)
 	})
 	t.Run("the ceiling holds", func(t *testing.T) {
 		clock := &retry.FakeClock{}
 		l := retry.NewLimiter(retry.LimiterClock(clock), retry.LimiterMax(30))
-		srv := server{workers: 1000, service: time.Millisecond}
-		limits := saturate(l, clock, func(int) server { return srv }, 500, success)
-		assert.Equal(t, 30, limits[len(limits)-1])
+		q := &queue{workers: constant(1000), service: fixed(time.Millisecond)}
+		q.run(l, clock, 10*time.Second, nil)
+		assert.Equal(t, 30, l.Limit())
 	})
 }
 
 func TestLimiterDropCountsNothing(t *testing.T) {
 	clock := &retry.FakeClock{}
 	l := retry.NewLimiter(retry.LimiterClock(clock))
-	srv := server{workers: 1, service: time.Hour} // a hopeless latency, if it counted
-	limits := saturate(l, clock, func(int) server { return srv }, 100, func(p retry.Permit, _ time.Duration) { p.Drop() })
-	assert.Equal(t, 20, limits[len(limits)-1])
+	// A hopeless latency, if it counted.
+	q := &queue{workers: constant(1), service: fixed(time.Hour), release: func(p retry.Permit, _ time.Duration) { p.Drop() }}
+	q.run(l, clock, 100*time.Hour, nil)
+	assert.Equal(t, 20, l.Limit())
 }
 
 func TestLimiterUnusedLimitDoesNotGrow(t *testing.T) {

@@ -3,10 +3,15 @@ package main
 import (
 	"flag"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"strconv"
 	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/seed-b8c8f69d/retry/retryserver"
 )
@@ -26,12 +31,11 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   budget       jitter, and NewBudget(-budget-ratio, -budget-reserve)
   throttle     jitter, and NewThrottle() with the library's defaults
   breaker      jitter, and NewBreaker() with the library's defaults
-  recommended  jitter, and both the budget and the breaker: the README's
-               default for a new service
+  recommended  jitter, NewBudget(0.1, 10) and NewBreaker(BreakerWindow(10s)),
+               whatever the flags say: the README's default for a new service
   server       naive clients, and a server that sheds as retryserver's
                Shedder does (docs/SERVER.md), whose pushback they honour
-  server+recommended
-               recommended clients, and the shedding server
+  server+recommended  the recommended clients, and the shedding server
 
 Reports, per strategy: the goodput before the trigger and after it, whether
 the server is stuck (goodput below 10% in every 5 s window of the 60 s after
@@ -47,7 +51,7 @@ func runMetastableCmd(args []string, o *output) error {
 	fs := newFlagSet("metastable")
 	cfg := msConfig{}
 	scenario := fs.String("scenario", "default", "default, or published: one worker and evenly spaced arrivals, the published setup")
-	fs.IntVar(&cfg.workers, "workers", 10, "the server's workers, in [1, 10000]")
+	fs.IntVar(&cfg.workers, "workers", 50, "the server's workers, in [1, 10000]")
 	fs.DurationVar(&cfg.service, "service", 100*time.Millisecond, "mean service time of a request (exponential)")
 	discipline := fs.String("discipline", "fifo", "the order in which the server takes queued requests: fifo or lifo")
 	fs.IntVar(&cfg.queueLimit, "queue-limit", 0, "requests the server queues at most, refusing the others; 0 for no limit")
@@ -130,6 +134,9 @@ func runMetastableCmd(args []string, o *output) error {
 	}
 	loads := []float64{cfg.load}
 	if *sweep {
+		if path != "" {
+			return usagef("-out draws the run at -load; it does not go with -sweep")
+		}
 		loads = sweepLoads
 	}
 	bar := newProgress(o, "metastable", len(loads)*len(cfg.strategies))
@@ -138,12 +145,8 @@ func runMetastableCmd(args []string, o *output) error {
 	if *sweep {
 		return report(o, "", *asJSON, results, nil, func() { printSweep(o.stdout, &cfg, loads, results) })
 	}
-	var atLoad []msResult
-	if path != "" {
-		atLoad = results
-	}
 	return report(o, path, *asJSON, results,
-		func(path string) error { return metastableImage(path, &cfg, atLoad) },
+		func(path string) error { return metastableImage(path, &cfg, results) },
 		func() { printMetastable(o.stdout, &cfg, results) })
 }
 
@@ -290,6 +293,8 @@ func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult)
 			r := results[j*n+i]
 			cell := "stuck"
 			switch {
+			case r.GoodputBeforePct < 100*recoveredAt:
+				cell = "before"
 			case r.RecoveryS != nil:
 				cell = human(time.Duration(*r.RecoveryS * float64(time.Second)))
 			case !r.Stuck:
@@ -301,8 +306,8 @@ func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "each cell: the recovery time at that base load; stuck: below 10% goodput for the 60s after the")
-	fmt.Fprintln(w, "trigger; slow: neither stuck nor back to 95% within the run. boundary: the highest load from which")
-	fmt.Fprintln(w, "on down every run recovered.")
+	fmt.Fprintln(w, "trigger; slow: neither stuck nor back to 95% within the run; before: below 95% goodput already")
+	fmt.Fprintln(w, "before the trigger, at base load alone. boundary: the highest load up to which every run recovered.")
 }
 
 // boundary returns the highest load at which strategy i recovered, with
@@ -311,7 +316,7 @@ func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult)
 func boundary(loads []float64, results []msResult, n, i int) string {
 	best := "none"
 	for j, l := range loads {
-		if results[j*n+i].RecoveryS == nil {
+		if r := results[j*n+i]; r.RecoveryS == nil || r.GoodputBeforePct < 100*recoveredAt {
 			break
 		}
 		best = strconv.FormatFloat(round(l*100, 2), 'f', -1, 64) + "%"
@@ -326,7 +331,111 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// metastableImage draws the chart of a run at one load: TODO.
+// msPalette gives each strategy its color in the chart.
+var msPalette = map[msStrategy]color.RGBA{
+	msNaive:       {0x7f, 0x7f, 0x7f, 0xff},
+	msJitter:      {0xff, 0x7f, 0x0e, 0xff},
+	msBudget:      {0x17, 0xbe, 0xcf, 0xff},
+	msThrottle:    {0x1f, 0x77, 0xb4, 0xff},
+	msBreaker:     {0xd6, 0x27, 0x28, 0xff},
+	msRecommended: {0x2c, 0xa0, 0x2c, 0xff},
+
+	msServer:            {0x94, 0x67, 0xbd, 0xff},
+	msServerRecommended: {0xe3, 0x77, 0xc2, 0xff},
+}
+
+// metastableImage draws two panels over time, from 10s before the trigger
+// to the end of the arrivals: the attempts reaching the server per second,
+// with its capacity dashed (log scale), and the goodput of the requests
+// started in each second. The trigger is shaded in both.
 func metastableImage(path string, cfg *msConfig, results []msResult) error {
-	return nil
+	const xLabel = "seconds since the trigger began (shaded: the trigger)"
+	sent := newPlot("attempts reaching the server per second (dashed: its capacity)", "", "attempts/s (log scale)")
+	good := newPlot("goodput: share of the requests started in each second that succeeded", xLabel, "%")
+	sent.Y.Scale, sent.Y.Tick.Marker = plot.LogScale{}, ticks125{}
+	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	to := int((cfg.warmup + cfg.trigger + cfg.after) / bucket)
+	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
+	capacity := cfg.capacity()
+	ymax := capacity
+	for _, r := range results {
+		for k := from; k < to && k < len(r.sent); k++ {
+			ymax = max(ymax, float64(r.sent[k]))
+		}
+	}
+	ymin := max(capacity/20, 1)
+	for _, p := range []struct {
+		p      *plot.Plot
+		lo, hi float64
+	}{{sent, ymin, ymax * 1.3}, {good, 0, 105}} {
+		shade, err := plotter.NewPolygon(plotter.XYs{
+			{X: 0, Y: p.lo}, {X: cfg.trigger.Seconds(), Y: p.lo}, {X: cfg.trigger.Seconds(), Y: p.hi}, {X: 0, Y: p.hi},
+		})
+		if err != nil {
+			return err
+		}
+		shade.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
+		shade.LineStyle.Width = 0
+		p.p.Add(shade)
+	}
+	c := capacity
+	capXYs := plotter.XYs{{X: x(from), Y: c}, {X: x(to), Y: c}}
+	if cfg.dip {
+		d := max(c/cfg.factor, ymin)
+		capXYs = plotter.XYs{{X: x(from), Y: c}, {X: 0, Y: c}, {X: 0, Y: d}, {X: cfg.trigger.Seconds(), Y: d},
+			{X: cfg.trigger.Seconds(), Y: c}, {X: x(to), Y: c}}
+	}
+	capLine, err := plotter.NewLine(capXYs)
+	if err != nil {
+		return err
+	}
+	capLine.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+	capLine.Width = vg.Points(0.6)
+	capLine.Color = color.Gray{0x40}
+	sent.Add(capLine)
+	for _, r := range results {
+		sxy := make(plotter.XYs, 0, to-from)
+		gxy := make(plotter.XYs, 0, to-from)
+		for k := from; k < to; k++ {
+			v := 0
+			if k < len(r.sent) {
+				v = r.sent[k]
+			}
+			sxy = append(sxy, plotter.XY{X: x(k), Y: max(float64(v), ymin)})
+			if k < len(r.started) && r.started[k] > 0 {
+				gxy = append(gxy, plotter.XY{X: x(k), Y: 100 * float64(r.succeeded[k]) / float64(r.started[k])})
+			}
+		}
+		for _, pl := range []struct {
+			p   *plot.Plot
+			xys plotter.XYs
+		}{{sent, sxy}, {good, gxy}} {
+			if len(pl.xys) == 0 {
+				continue
+			}
+			line, err := plotter.NewLine(pl.xys)
+			if err != nil {
+				return err
+			}
+			line.Color = msPalette[msStrategy(r.Strategy)]
+			line.Width = vg.Points(1.1)
+			pl.p.Add(line)
+			if pl.p == good {
+				good.Legend.Add(r.Strategy, line)
+			}
+		}
+	}
+	var ticks plot.ConstantTicks
+	for t := math.Ceil(x(from)/10) * 10; t <= x(to); t += 10 {
+		ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
+	}
+	for _, p := range []*plot.Plot{sent, good} {
+		p.X.Min, p.X.Max = x(from), x(to)
+		p.X.Tick.Marker = ticks
+	}
+	sent.Y.Min, sent.Y.Max = ymin, ymax*1.3
+	good.Y.Min, good.Y.Max = 0, 105
+	good.Legend.Top, good.Legend.Left = false, false
+	good.Legend.YOffs = vg.Millimeter * 4
+	return saveGrid(path, [][]*plot.Plot{{sent}, {good}}, 8*vg.Inch, 6*vg.Inch)
 }
