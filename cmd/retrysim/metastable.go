@@ -39,8 +39,19 @@ const (
 	msRecommended msStrategy = "recommended" // the README's default for a new service: see recommendedOptions
 )
 
+// The candidates for the recommended policy that it was chosen against
+// (docs/METASTABLE.md): not in the default comparison, whose JSON rows are
+// fixed; -strategies names them.
+const (
+	msBudgetThrottle msStrategy = "budget+throttle" // jitter, a Budget and a Throttle
+	msBudgetBreaker  msStrategy = "budget+breaker"  // jitter, a Budget and a Breaker with the flags' window
+)
+
 // msStrategies is the comparison, in the order of the report.
 var msStrategies = []msStrategy{msNaive, msJitter, msBudget, msThrottle, msBreaker, msRecommended, msServer, msServerRecommended}
+
+// msExtra can be asked for with -strategies.
+var msExtra = []msStrategy{msBudgetThrottle, msBudgetBreaker}
 
 // msConfig is the model's parameters.
 type msConfig struct {
@@ -308,6 +319,10 @@ func (st msStrategy) options(cfg *msConfig, clock retry.Clock, src rand.Source) 
 		return []retry.Option{cfg.breaker(clock)}
 	case msRecommended, msServerRecommended:
 		return recommendedOptions(clock)
+	case msBudgetThrottle:
+		return []retry.Option{retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)), cfg.throttle(clock, src)}
+	case msBudgetBreaker:
+		return []retry.Option{retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)), cfg.breaker(clock)}
 	}
 	panic("retrysim: unknown metastable strategy " + string(st))
 }

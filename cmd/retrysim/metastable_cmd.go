@@ -6,12 +6,11 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/seed-b8c8f69d/retry/retryserver"
 )
@@ -33,6 +32,10 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   breaker      jitter, and NewBreaker() with the library's defaults
   recommended  jitter, NewBudget(0.1, 10) and NewBreaker(BreakerWindow(10s)),
                whatever the flags say: the README's default for a new service
+  budget+throttle, budget+breaker
+               jitter, and the budget with the throttle or the breaker: the
+               candidates recommended was chosen against; only when
+               -strategies names them
   server       naive clients, and a server that sheds as retryserver's
                Shedder does (docs/SERVER.md), whose pushback they honour
   server+recommended  the recommended clients, and the shedding server
@@ -122,7 +125,7 @@ func runMetastableCmd(args []string, o *output) error {
 		return usagef("-trigger %q is not spike or dip", *trigger)
 	}
 	var err error
-	if cfg.strategies, err = parseStrategies(*list, msStrategies); err != nil {
+	if cfg.strategies, err = parseStrategies(*list, append(slices.Clip(msStrategies), msExtra...)); err != nil {
 		return err
 	}
 	if err := cfg.validate(); err != nil {
@@ -222,13 +225,13 @@ func (cfg *msConfig) validate() error {
 // chart of its goodput.
 func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	printMsSetup(w, cfg)
-	fmt.Fprintf(w, "%-12s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
+	fmt.Fprintf(w, "%-15s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
 	for _, r := range results {
 		rec := "never"
 		if r.RecoveryS != nil {
 			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
 		}
-		fmt.Fprintf(w, "%-12s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
+		fmt.Fprintf(w, "%-15s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
 			yesNo(r.Stuck), rec, r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
 	}
 	fmt.Fprintln(w)
@@ -282,13 +285,13 @@ func printMsSetup(w io.Writer, cfg *msConfig) {
 func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult) {
 	printMsSetup(w, cfg)
 	n := len(cfg.strategies)
-	fmt.Fprintf(w, "%-12s", "load")
+	fmt.Fprintf(w, "%-15s", "load")
 	for _, l := range loads {
 		fmt.Fprintf(w, " %6s", strconv.FormatFloat(round(l*100, 2), 'f', -1, 64)+"%")
 	}
 	fmt.Fprintf(w, "  %s\n", "boundary")
 	for i, st := range cfg.strategies {
-		fmt.Fprintf(w, "%-12s", st)
+		fmt.Fprintf(w, "%-15s", st)
 		for j := range loads {
 			r := results[j*n+i]
 			cell := "stuck"
@@ -333,14 +336,15 @@ func yesNo(b bool) string {
 
 // msPalette gives each strategy its color in the chart.
 var msPalette = map[msStrategy]color.RGBA{
-	msNaive:       {0x7f, 0x7f, 0x7f, 0xff},
-	msJitter:      {0xff, 0x7f, 0x0e, 0xff},
-	msBudget:      {0x17, 0xbe, 0xcf, 0xff},
-	msThrottle:    {0x1f, 0x77, 0xb4, 0xff},
-	msBreaker:     {0xd6, 0x27, 0x28, 0xff},
-	msRecommended: {0x2c, 0xa0, 0x2c, 0xff},
-
-	msServer:            {0x94, 0x67, 0xbd, 0xff},
+	msNaive:             {0x7f, 0x7f, 0x7f, 0xff},
+	msJitter:            {0xff, 0x7f, 0x0e, 0xff},
+	msBudget:            {0x17, 0xbe, 0xcf, 0xff},
+	msThrottle:          {0x1f, 0x77, 0xb4, 0xff},
+	msBreaker:           {0xd6, 0x27, 0x28, 0xff},
+	msRecommended:       {0x2c, 0xa0, 0x2c, 0xff},
+	msBudgetThrottle:    {0x94, 0x67, 0xbd, 0xff},
+	msBudgetBreaker:     {0x8c, 0x56, 0x4b, 0xff},
+	msServer:            {0xbc, 0xbd, 0x22, 0xff},
 	msServerRecommended: {0xe3, 0x77, 0xc2, 0xff},
 }
 
@@ -349,93 +353,20 @@ var msPalette = map[msStrategy]color.RGBA{
 // with its capacity dashed (log scale), and the goodput of the requests
 // started in each second. The trigger is shaded in both.
 func metastableImage(path string, cfg *msConfig, results []msResult) error {
-	const xLabel = "seconds since the trigger began (shaded: the trigger)"
-	sent := newPlot("attempts reaching the server per second (dashed: its capacity)", "", "attempts/s (log scale)")
-	good := newPlot("goodput: share of the requests started in each second that succeeded", xLabel, "%")
-	sent.Y.Scale, sent.Y.Tick.Marker = plot.LogScale{}, ticks125{}
 	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
 	to := int((cfg.warmup + cfg.trigger + cfg.after) / bucket)
 	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
-	capacity := cfg.capacity()
-	ymax := capacity
-	for _, r := range results {
-		for k := from; k < to && k < len(r.sent); k++ {
-			ymax = max(ymax, float64(r.sent[k]))
-		}
-	}
-	ymin := max(capacity/20, 1)
-	for _, p := range []struct {
-		p      *plot.Plot
-		lo, hi float64
-	}{{sent, ymin, ymax * 1.3}, {good, 0, 105}} {
-		shade, err := plotter.NewPolygon(plotter.XYs{
-			{X: 0, Y: p.lo}, {X: cfg.trigger.Seconds(), Y: p.lo}, {X: cfg.trigger.Seconds(), Y: p.hi}, {X: 0, Y: p.hi},
-		})
-		if err != nil {
-			return err
-		}
-		shade.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
-		shade.LineStyle.Width = 0
-		p.p.Add(shade)
-	}
-	c := capacity
-	capXYs := plotter.XYs{{X: x(from), Y: c}, {X: x(to), Y: c}}
+	c := cfg.capacity()
+	ymin := max(c/20, 1)
+	capacity := plotter.XYs{{X: x(from), Y: c}, {X: x(to), Y: c}}
 	if cfg.dip {
-		d := max(c/cfg.factor, ymin)
-		capXYs = plotter.XYs{{X: x(from), Y: c}, {X: 0, Y: c}, {X: 0, Y: d}, {X: cfg.trigger.Seconds(), Y: d},
-			{X: cfg.trigger.Seconds(), Y: c}, {X: x(to), Y: c}}
+		d, end := max(c/cfg.factor, ymin), cfg.trigger.Seconds()
+		capacity = plotter.XYs{{X: x(from), Y: c}, {X: 0, Y: c}, {X: 0, Y: d}, {X: end, Y: d}, {X: end, Y: c}, {X: x(to), Y: c}}
 	}
-	capLine, err := plotter.NewLine(capXYs)
-	if err != nil {
-		return err
+	runs := make([]strategyRun, len(results))
+	for i, r := range results {
+		runs[i] = strategyRun{r.Strategy, msPalette[msStrategy(r.Strategy)], r.sent, r.started, r.succeeded}
 	}
-	capLine.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-	capLine.Width = vg.Points(0.6)
-	capLine.Color = color.Gray{0x40}
-	sent.Add(capLine)
-	for _, r := range results {
-		sxy := make(plotter.XYs, 0, to-from)
-		gxy := make(plotter.XYs, 0, to-from)
-		for k := from; k < to; k++ {
-			v := 0
-			if k < len(r.sent) {
-				v = r.sent[k]
-			}
-			sxy = append(sxy, plotter.XY{X: x(k), Y: max(float64(v), ymin)})
-			if k < len(r.started) && r.started[k] > 0 {
-				gxy = append(gxy, plotter.XY{X: x(k), Y: 100 * float64(r.succeeded[k]) / float64(r.started[k])})
-			}
-		}
-		for _, pl := range []struct {
-			p   *plot.Plot
-			xys plotter.XYs
-		}{{sent, sxy}, {good, gxy}} {
-			if len(pl.xys) == 0 {
-				continue
-			}
-			line, err := plotter.NewLine(pl.xys)
-			if err != nil {
-				return err
-			}
-			line.Color = msPalette[msStrategy(r.Strategy)]
-			line.Width = vg.Points(1.1)
-			pl.p.Add(line)
-			if pl.p == good {
-				good.Legend.Add(r.Strategy, line)
-			}
-		}
-	}
-	var ticks plot.ConstantTicks
-	for t := math.Ceil(x(from)/10) * 10; t <= x(to); t += 10 {
-		ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
-	}
-	for _, p := range []*plot.Plot{sent, good} {
-		p.X.Min, p.X.Max = x(from), x(to)
-		p.X.Tick.Marker = ticks
-	}
-	sent.Y.Min, sent.Y.Max = ymin, ymax*1.3
-	good.Y.Min, good.Y.Max = 0, 105
-	good.Legend.Top, good.Legend.Left = false, false
-	good.Legend.YOffs = vg.Millimeter * 4
-	return saveGrid(path, [][]*plot.Plot{{sent}, {good}}, 8*vg.Inch, 6*vg.Inch)
+	return timeChart(path, "attempts reaching the server per second (dashed: its capacity)", "attempts/s (log scale)",
+		"seconds since the trigger began (shaded: the trigger)", from, to, cfg.warmup, cfg.trigger.Seconds(), capacity, ymin, runs)
 }

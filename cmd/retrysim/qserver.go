@@ -59,6 +59,11 @@ import (
 // stats counts what happened: totals since startStats, and series per
 // second (bucket) of simulated time from 0, for charts.
 //
+// In metastable (metastable.go), a strategy is an msStrategy: what each
+// process adds to its retry.Do is its options (a WithLimiter goes there as
+// WithBudget does), and what the server does is the qpolicy msRun gives
+// newQServer (nil: FIFO or LIFO by -discipline, nothing shed).
+//
 // A qserver belongs to one sim and, like it, is not safe for concurrent
 // use.
 
@@ -144,7 +149,8 @@ type qjob struct {
 	abandoned bool          // its client gave up waiting: serving it is wasted work
 	pushback  time.Duration // set by a policy that refuses or drops j: the wait it asks of the client (Retry-After); 0 for none
 	answer    qanswer
-	waiter    *client // the client parked in call, if any
+	waiter    *client  // the client parked in call, if any
+	q         *qserver // the server, once it arrived
 }
 
 // qpolicy decides what the server admits, in which order it serves and
@@ -252,7 +258,7 @@ func (q *qserver) call(c *client, r qrequest) qanswer {
 // callJob is call, returning the request itself, for the caller to read
 // what the server set on it (its pushback, its timings).
 func (q *qserver) callJob(c *client, r qrequest) *qjob {
-	j := &qjob{attempt: r.attempt, waiter: c}
+	j := &qjob{attempt: r.attempt, waiter: c, q: q}
 	if r.timeout > 0 {
 		j.deadline = addSat(q.s.now, r.timeout)
 	}
@@ -261,15 +267,36 @@ func (q *qserver) callJob(c *client, r qrequest) *qjob {
 		return j
 	}
 	if r.timeout > 0 {
-		q.s.at(j.deadline, func() {
-			if j.answer == qPending {
-				j.answer, j.abandoned = qTimeout, true
-				q.s.resume(c)
-			}
-		})
+		q.s.event(j.deadline, (*qjobTimeout)(j))
 	}
 	c.park()
 	return j
+}
+
+// qjobTimeout is the event of a request's client giving up; qjobDone that
+// of a worker finishing it; qchoreDone that of a worker finishing a
+// refusal. They are the request or the server under another type, so that
+// scheduling them allocates nothing.
+type (
+	qjobTimeout qjob
+	qjobDone    qjob
+	qchoreDone  qserver
+)
+
+func (e *qjobTimeout) fire() {
+	j := (*qjob)(e)
+	if j.answer == qPending {
+		j.answer, j.abandoned = qTimeout, true
+		j.q.s.resume(j.waiter)
+	}
+}
+
+func (e *qjobDone) fire() { (*qjob)(e).q.finish((*qjob)(e)) }
+
+func (e *qchoreDone) fire() {
+	q := (*qserver)(e)
+	q.idleN++
+	q.dispatch()
 }
 
 // submit makes j arrive now. j's attempt, deadline and waiter are the
@@ -277,7 +304,7 @@ func (q *qserver) callJob(c *client, r qrequest) *qjob {
 // leaves waiter nil and reads j.answer when it wants.
 func (q *qserver) submit(j *qjob) {
 	now := q.s.now
-	j.arrived, j.started, j.answer = now, -1, qPending
+	j.arrived, j.started, j.answer, j.q = now, -1, qPending, q
 	q.stats.arrived++
 	q.stats.arrivedPer = bump(q.stats.arrivedPer, now)
 	if q.cfg.queueLimit > 0 && q.queue.len() >= q.cfg.queueLimit || !q.policy.admit(q, j) {
@@ -360,30 +387,32 @@ func (q *qserver) dispatch() {
 func (q *qserver) work(d time.Duration, j *qjob) {
 	q.idleN--
 	q.stats.busy += d
-	if j != nil {
-		j.ends = addSat(q.s.now, d)
-	}
+	end := addSat(q.s.now, d)
 	if j == nil {
 		q.stats.refWork += d
+		q.s.event(end, (*qchoreDone)(q))
+		return
 	}
-	q.s.at(addSat(q.s.now, d), func() {
-		q.idleN++
-		if j != nil {
-			i := slices.Index(q.serving, j)
-			q.serving[i] = q.serving[len(q.serving)-1]
-			q.serving = q.serving[:len(q.serving)-1]
-			if j.abandoned {
-				q.stats.wasted++
-				q.stats.waste += d
-				q.stats.wastedPer = bump(q.stats.wastedPer, q.s.now)
-			} else {
-				q.stats.served++
-				q.stats.servedPer = bump(q.stats.servedPer, q.s.now)
-				q.answer(j, qServed)
-			}
-		}
-		q.dispatch()
-	})
+	j.ends = end
+	q.s.event(end, (*qjobDone)(j))
+}
+
+// finish frees j's worker and answers j, unless its client gave up.
+func (q *qserver) finish(j *qjob) {
+	q.idleN++
+	i := slices.Index(q.serving, j)
+	q.serving[i] = q.serving[len(q.serving)-1]
+	q.serving = q.serving[:len(q.serving)-1]
+	if j.abandoned {
+		q.stats.wasted++
+		q.stats.waste += j.ends - j.started
+		q.stats.wastedPer = bump(q.stats.wastedPer, q.s.now)
+	} else {
+		q.stats.served++
+		q.stats.servedPer = bump(q.stats.servedPer, q.s.now)
+		q.answer(j, qServed)
+	}
+	q.dispatch()
 }
 
 // setSpeed sets the speed of the workers for the requests that start from

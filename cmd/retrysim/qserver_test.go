@@ -70,11 +70,11 @@ func TestQServerQueueingFormulas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const service = 100 * time.Millisecond
 			mu := 1 / service.Seconds()
-			lambda := tc.rho * mu * float64(tc.workers)
-			warmup := time.Duration(2000 / lambda * float64(time.Second))
-			until := warmup + time.Duration(n/lambda*float64(time.Second))
 			s := &sim{}
 			q := newQServer(s, qserverConfig{workers: tc.workers, service: service, dist: tc.dist, src: pcg(7, 1)}, nil)
+			lambda := tc.rho * q.cfg.capacity()
+			warmup := time.Duration(2000 / lambda * float64(time.Second))
+			until := warmup + time.Duration(n/lambda*float64(time.Second))
 			poisson(s, q, lambda, until, pcg(7, 2))
 			s.at(warmup, q.startStats)
 			var lq, wq float64
@@ -222,6 +222,27 @@ func TestQServerCall(t *testing.T) {
 			t.Errorf("refused %d, dropped %d; want 1, 1", st.refused, st.dropped)
 		}
 	})
+	t.Run("policy reads the queue and sets a pushback", func(t *testing.T) {
+		s := &sim{}
+		p := &lengthPolicy{limit: 2}
+		q := newConst(s, 1, p, nil)
+		var a [4]qanswer
+		var w [4]time.Duration
+		var refused *qjob
+		for i := range 3 {
+			callAt(s, q, 0, qrequest{attempt: 1}, &a[i], &w[i])
+		}
+		s.spawn(0, func(c *client) { refused = q.callJob(c, qrequest{attempt: 1}) })
+		s.run()
+		// One in service, two queued: the fourth is refused with a
+		// pushback of the queue's length in service times.
+		if refused == nil || refused.answer != qRefused || refused.pushback != 2*svc {
+			t.Errorf("fourth request: %+v, want refused with a pushback of 200ms", refused)
+		}
+		if p.oldest != 1 || p.newest != 2 {
+			t.Errorf("at the refusal the policy saw attempts %d (oldest) and %d (newest), want the 2nd and 3rd calls", p.oldest, p.newest)
+		}
+	})
 	t.Run("speed", func(t *testing.T) {
 		s := &sim{}
 		q := newConst(s, 2, nil, nil)
@@ -266,6 +287,29 @@ func (testPolicy) admit(q *qserver, j *qjob) bool {
 
 func (testPolicy) serve(q *qserver, j *qjob) bool {
 	return q.now()-j.arrived < 100*time.Millisecond
+}
+
+// lengthPolicy refuses a request when limit requests are queued, asking
+// its client to wait out the queue, and records which calls were at the
+// queue's ends then (numbered by arrival, from 0).
+type lengthPolicy struct {
+	qFIFO
+	limit          int
+	arrivals       map[*qjob]int
+	oldest, newest int
+}
+
+func (p *lengthPolicy) admit(q *qserver, j *qjob) bool {
+	if p.arrivals == nil {
+		p.arrivals = map[*qjob]int{}
+	}
+	p.arrivals[j] = len(p.arrivals)
+	if q.queueLen() < p.limit {
+		return true
+	}
+	p.oldest, p.newest = p.arrivals[q.oldest()], p.arrivals[q.newest()]
+	j.pushback = time.Duration(q.queueLen()) * q.cfg.service
+	return false
 }
 
 func TestQServerConfigPanics(t *testing.T) {

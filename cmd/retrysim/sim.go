@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// The discrete-event engine shared by herd and occ: simulated time, a queue
-// of wake-ups, and clients that each run real retry.Retry or retry.Do calls.
+// The discrete-event engine shared by herd, occ, overload and metastable:
+// simulated time, a queue of wake-ups and plain events (at, event), and
+// clients that each run real retry.Retry or retry.Do calls.
 //
 // Every client is a coroutine (iter.Pull) whose body calls the retry library
 // with the client itself as its retry.Clock. When Retry sleeps, or the
@@ -57,7 +58,7 @@ func (s *sim) run() time.Duration {
 		w := s.queue.pop()
 		s.now = w.at
 		if w.c == nil {
-			w.fn()
+			w.ev.fire()
 			continue
 		}
 		if d, ok := w.c.next(); ok && d != parked {
@@ -78,9 +79,23 @@ func (s *sim) push(at time.Duration, c *client) {
 // outside every client, so it must not wait; it may resume parked clients
 // and schedule more events.
 func (s *sim) at(t time.Duration, fn func()) {
-	s.seq++
-	s.queue.push(wake{at: max(t, s.now), seq: s.seq, fn: fn})
+	s.event(t, funcEvent(fn))
 }
+
+// event is at for an event that is a value already: a pointer that
+// implements event is stored as it is, where a closure would be allocated.
+func (s *sim) event(t time.Duration, ev event) {
+	s.seq++
+	s.queue.push(wake{at: max(t, s.now), seq: s.seq, ev: ev})
+}
+
+// An event is something that happens at a time of the simulation, other
+// than a client waking up.
+type event interface{ fire() }
+
+type funcEvent func()
+
+func (f funcEvent) fire() { f() }
 
 // parked is what a parked client yields: run does not requeue it.
 const parked = time.Duration(-1 << 63)
@@ -127,12 +142,12 @@ func addSat(a, b time.Duration) time.Duration {
 }
 
 // wake is one entry of the queue: client c resumes at at, or, if c is nil,
-// fn is called then.
+// ev fires then.
 type wake struct {
 	at  time.Duration
 	seq uint64
 	c   *client
-	fn  func()
+	ev  event
 }
 
 // wakeQueue is a binary min-heap of wake-ups ordered by time, then by
