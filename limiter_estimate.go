@@ -34,7 +34,8 @@ import (
 //     baseline), a probe holds the limit at a quarter of itself (at most
 //     limitProbeConcurrency, at least the floor) until the permits of
 //     before have come back, and takes the mean of the next
-//     limitProbeSamples latencies as the baseline; the limit then returns to
+//     limitProbeSamples latencies (or of those of a second, if 16 or more)
+//     as the baseline; the limit then returns to
 //     where it was (a probe that finds the baseline within a quarter of the
 //     last one averages the two). A baseline that moved by more than a quarter is probed
 //     again after the next window: the limit of the first probe may have
@@ -143,7 +144,7 @@ func (e *limitEstimate) probe(now, rtt time.Duration, inflight int, failed bool,
 		e.sum += float64(max(rtt, 0))
 	}
 	ok := e.n - e.fails
-	if ok < limitProbeSamples && !(ok > 0 && now-e.drained >= 10*time.Second) {
+	if ok < limitProbeSamples && !(ok >= 16 && now-e.drained >= time.Second || ok > 0 && now-e.drained >= 10*time.Second) {
 		return -1
 	}
 	base, based := e.sum/float64(ok), now
