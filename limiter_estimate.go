@@ -28,11 +28,14 @@ import (
 //     indefinitely" at a gradient near 0.8, its queue allowance outgrowing
 //     the gradient's cut).
 //   - Baseline: the first window sets it roughly, and a probe follows at
-//     once. Then every limitProbeEvery, and whenever the limit reaches its
-//     floor, a probe holds the limit at a quarter of itself (at most
+//     once. Then every limitProbeEvery, and (at most once a second) when
+//     the baseline looks stale (the limit at its floor, limitStaleCuts
+//     latency cuts in a row, or a latency under limitStaleRatio of the
+//     baseline), a probe holds the limit at a quarter of itself (at most
 //     limitProbeConcurrency, at least the floor) until the permits of
 //     before have come back, and takes the mean of the next
-//     limitProbeSamples latencies as the baseline; the limit then returns to
+//     limitProbeSamples latencies (or of those of a second, if 16 or more)
+//     as the baseline; the limit then returns to
 //     where it was (a probe that finds the baseline within a quarter of the
 //     last one averages the two). A baseline that moved by more than a quarter is probed
 //     again after the next window: the limit of the first probe may have
@@ -49,14 +52,18 @@ const (
 	limitProbeEvery       = 30 * time.Second
 	limitProbeConcurrency = 8
 	limitProbeSamples     = 128
+	limitStaleCuts        = 3
+	limitStaleRatio       = 0.7
 )
 
 // limitEstimate is a Limiter's learning state, guarded by its mu.
 type limitEstimate struct {
-	limit float64       // the limit, before rounding down; during a probe, the limit to return to
-	base  float64       // the no-load latency, in ns; 0 until the first window
-	ratio float64       // the windows' latency over base, smoothed; 0 until the first window
-	based time.Duration // when base was last measured
+	limit   float64       // the limit, before rounding down; during a probe, the limit to return to
+	base    float64       // the no-load latency, in ns; 0 until the first window
+	ratio   float64       // the windows' latency over base, smoothed; 0 until the first window
+	cuts    int           // windows in a row that cut the limit for latency
+	atFloor bool          // the limit is at its floor
+	based   time.Duration // when base was last measured
 
 	// The current window.
 	start time.Duration // on the Limiter's clock
@@ -96,11 +103,20 @@ func (e *limitEstimate) add(now, rtt time.Duration, inflight int, failed bool, l
 	}
 	e.update(now, l.minL, l.maxL)
 	e.n, e.fails, e.sum, e.peak, e.start = 0, 0, 0, 0, now
-	if e.base > 0 && (e.based < 0 || now-e.based >= limitProbeEvery || int(e.limit) <= l.minL && now-e.based >= time.Second) {
+	if e.base > 0 && (e.based < 0 || now-e.based >= limitProbeEvery || e.stale() && now-e.based >= time.Second) {
 		e.probing, e.drained = true, -1
 		return int64(e.probeLimit(l.minL))
 	}
 	return int64(e.limit)
+}
+
+// stale reports whether the latency suggests that the baseline no longer
+// holds: the limit fell to its floor, or was cut limitStaleCuts windows in
+// a row (a dependency that became slower, whose latency cutting the limit
+// does not bring down), or the latency is well below the baseline (one
+// that became faster).
+func (e *limitEstimate) stale() bool {
+	return e.cuts >= limitStaleCuts || e.ratio > 0 && e.ratio < limitStaleRatio || e.atFloor
 }
 
 // probeLimit is the limit during a probe: a quarter of the limit, at most
@@ -128,7 +144,7 @@ func (e *limitEstimate) probe(now, rtt time.Duration, inflight int, failed bool,
 		e.sum += float64(max(rtt, 0))
 	}
 	ok := e.n - e.fails
-	if ok < limitProbeSamples && !(ok > 0 && now-e.drained >= 10*time.Second) {
+	if ok < limitProbeSamples && !(ok >= 16 && now-e.drained >= time.Second || ok > 0 && now-e.drained >= 10*time.Second) {
 		return -1
 	}
 	base, based := e.sum/float64(ok), now
@@ -137,7 +153,7 @@ func (e *limitEstimate) probe(now, rtt time.Duration, inflight int, failed bool,
 	} else {
 		base = (base + e.base) / 2 // a small one: noise, or a slow trend
 	}
-	e.base, e.based, e.ratio = base, based, 0
+	e.base, e.based, e.ratio, e.cuts = base, based, 0, 0
 	e.probing = false
 	e.n, e.fails, e.sum, e.peak, e.start = 0, 0, 0, 0, now
 	return int64(e.limit)
@@ -167,10 +183,15 @@ func (e *limitEstimate) update(now time.Duration, floor, ceiling int) {
 			switch {
 			case r > limitCutRatio:
 				lim *= min(max(limitTargetRatio/r, 0.7), 0.9)
+				e.cuts++
 			case r < limitGrowRatio && used:
 				lim += max(0.5, lim/8)
+				e.cuts = 0
+			default:
+				e.cuts = 0
 			}
 		}
 	}
 	e.limit = math.Min(math.Max(lim, float64(floor)), float64(ceiling))
+	e.atFloor = int(e.limit) <= floor
 }

@@ -348,6 +348,44 @@ func TestLimiterSteps(t *testing.T) {
 	}
 }
 
+// TestLimiterSlowdown doubles the service time (the capacity halves, the
+// ideal concurrency stays), then restores it: the baseline must follow
+// both ways, within 5 s of each step.
+func TestLimiterSlowdown(t *testing.T) {
+	const S = 10 * time.Millisecond
+	for _, tt := range []struct {
+		name string
+		draw func() time.Duration
+	}{
+		{"fixed service", fixed(S)},
+		{"exponential service", exponential(S, 6)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &retry.FakeClock{}
+			l := retry.NewLimiter(retry.LimiterClock(clock))
+			slow := func(now time.Duration) bool { return now >= 30*time.Second && now < time.Minute }
+			q := &queue{workers: constant(40)}
+			q.service = func() time.Duration {
+				if slow(q.now) {
+					return 2 * tt.draw()
+				}
+				return tt.draw()
+			}
+			var samples []limitSample
+			q.run(l, clock, 90*time.Second, record(&samples))
+			for _, step := range []time.Duration{30 * time.Second, time.Minute} {
+				service := S
+				if slow(step) {
+					service = 2 * S
+				}
+				goodput, latency := served(samples, step+5*time.Second, step+30*time.Second, 40, service)
+				assert.GreaterOrEqual(t, goodput, 0.95, "goodput after the step at %v", step)
+				assert.LessOrEqual(t, latency, 2*service, "latency after the step at %v", step)
+			}
+		})
+	}
+}
+
 // TestLimiterNoDriftInLongIncident is the regression test of the two
 // drifts reported against the anchors: a baseline that catches up with an
 // incident's latency, so the limit stops falling (failsafe-go #127), and a
