@@ -225,13 +225,13 @@ func (cfg *msConfig) validate() error {
 // chart of its goodput.
 func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	printMsSetup(w, cfg)
-	fmt.Fprintf(w, "%-15s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
+	fmt.Fprintf(w, "%-18s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
 	for _, r := range results {
 		rec := "never"
 		if r.RecoveryS != nil {
 			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
 		}
-		fmt.Fprintf(w, "%-15s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
+		fmt.Fprintf(w, "%-18s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
 			yesNo(r.Stuck), rec, r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
 	}
 	fmt.Fprintln(w)
@@ -285,13 +285,13 @@ func printMsSetup(w io.Writer, cfg *msConfig) {
 func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult) {
 	printMsSetup(w, cfg)
 	n := len(cfg.strategies)
-	fmt.Fprintf(w, "%-15s", "load")
+	fmt.Fprintf(w, "%-18s", "load")
 	for _, l := range loads {
 		fmt.Fprintf(w, " %6s", strconv.FormatFloat(round(l*100, 2), 'f', -1, 64)+"%")
 	}
 	fmt.Fprintf(w, "  %s\n", "boundary")
 	for i, st := range cfg.strategies {
-		fmt.Fprintf(w, "%-15s", st)
+		fmt.Fprintf(w, "%-18s", st)
 		for j := range loads {
 			r := results[j*n+i]
 			cell := "stuck"
