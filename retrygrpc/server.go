@@ -25,9 +25,9 @@ import (
 // codes.DeadlineExceeded if its deadline passed.
 //
 // The slot is held until the handler returns and released as a Drop if the
-// call's context has ended, as a Failure if the handler panics or returns
-// codes.Unavailable, ResourceExhausted or DeadlineExceeded, and as a
-// Success otherwise. A panic goes on unchanged, as without the interceptor.
+// call's context has ended, else as a Failure if the handler panics or
+// returns codes.Unavailable, ResourceExhausted or DeadlineExceeded, and as
+// a Success otherwise. A panic goes on unchanged, as without the interceptor.
 // Put it after (inside) authentication and panic-recovery interceptors, so
 // that the calls it admits are those that will really run.
 //
@@ -42,7 +42,7 @@ func UnaryServerInterceptor(s *retryserver.Shedder) grpc.UnaryServerInterceptor 
 		served := false
 		defer func() {
 			if !served {
-				t.Failure() // the handler panicked
+				release(ctx, t, errPanicked) // the handler panicked
 			}
 		}()
 		resp, err := handler(ctx, req)
@@ -69,7 +69,7 @@ func StreamServerInterceptor(s *retryserver.Shedder) grpc.StreamServerIntercepto
 		served := false
 		defer func() {
 			if !served {
-				t.Failure()
+				release(ctx, t, errPanicked)
 			}
 		}()
 		err = handler(srv, ss)
@@ -114,6 +114,10 @@ func pushbackValue(d time.Duration) string {
 	}
 	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
 }
+
+// errPanicked stands for the outcome of a handler that panicked: a failure,
+// unless the call's context had ended.
+var errPanicked = status.Error(codes.Unavailable, "retrygrpc: the handler panicked")
 
 // release releases t after a handler that returned err.
 func release(ctx context.Context, t retryserver.Ticket, err error) {

@@ -24,9 +24,9 @@ import (
 // h runs on the request's goroutine with the ResponseWriter as net/http
 // gave it, so flushing, hijacking and http.ResponseController work as
 // without NewHandler. The slot is held until h returns (not while a
-// hijacked connection lives on) and released as a Success, as a Drop if
-// the request's context has ended, or as a Failure if h panics; the panic
-// then goes on to net/http, unchanged.
+// hijacked connection lives on) and released as a Drop if the request's
+// context has ended, else as a Failure if h panics (the panic then goes on
+// to net/http, unchanged) and a Success if it returns.
 //
 // NewHandler panics if h or s is nil.
 func NewHandler(h http.Handler, s *retryserver.Shedder) http.Handler {
@@ -60,7 +60,11 @@ func (sh *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	served := false
 	defer func() {
-		if !served {
+		switch {
+		case served:
+		case ctx.Err() != nil:
+			t.Drop() // h panicked, its client gone: an aborted proxy, say
+		default:
 			t.Failure() // h panicked
 		}
 	}()
