@@ -169,9 +169,16 @@ func TestServerInterceptorNotStarted(t *testing.T) {
 	}
 	eventually(t, "the server sees the call gone", func() bool { return sh.Stats().Gone == 1 })
 
-	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// A deadline long enough for the call to reach the server on a loaded
+	// machine, which the test checks before it passes.
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
 	defer dcancel()
-	if _, err := check(dctx, cc); status.Code(err) != codes.DeadlineExceeded {
+	go func() {
+		_, err := check(dctx, cc)
+		done <- err
+	}()
+	eventually(t, "the call is queued", func() bool { return sh.Stats().Queued == 1 })
+	if err := <-done; status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("call whose deadline passed while queued: %v, want DeadlineExceeded", err)
 	}
 	eventually(t, "the server sees the deadline passed", func() bool { return sh.Stats().Gone == 2 })
