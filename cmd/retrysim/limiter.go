@@ -119,8 +119,8 @@ type limResult struct {
 	// the other scenarios, or if it never does.
 	SettleS *float64 `json:"settle_s"`
 	// incident: the rise of the limit (its median over each second) over
-	// the incident's last half, from its mean over that half's first
-	// minute to its mean over its last minute, in percent; nil otherwise.
+	// the incident's last half, in percent of its mean there: the rise of
+	// the least-squares line through it; nil otherwise.
 	DriftPct *float64 `json:"drift_pct"`
 
 	limits  []float64 // the limit's median over each second
@@ -343,18 +343,18 @@ func settle(limits []float64, steps []int, length int) *float64 {
 	return ptr(worst)
 }
 
-// drift returns the rise of the limits from the mean of their first minute
-// to the mean of their last, in percent.
+// drift returns the rise of the limits over their span, in percent of
+// their mean: the least-squares line's rise from the first to the last,
+// less sensitive than two end points to the limit's noise.
 func drift(limits []float64) *float64 {
-	mean := func(xs []float64) float64 {
-		var s float64
-		for _, x := range xs {
-			s += x
-		}
-		return s / float64(len(xs))
+	n := float64(len(limits))
+	var sx, sy, sxx, sxy float64
+	for i, y := range limits {
+		x := float64(i)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
 	}
-	first, last := mean(limits[:60]), mean(limits[len(limits)-60:])
-	return ptr(round(100*(last-first)/first, 2))
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	return ptr(round(100*slope*(n-1)/(sy/n), 2))
 }
 
 // quantile returns the q-quantile of ds (nearest rank); 0 if empty.
