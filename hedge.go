@@ -48,11 +48,11 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		}
 		return zero, err
 	}
-	g := gate{t: cfg.throttle, b: cfg.breaker}
+	g := gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}
 	var first pass
 	if g.on() {
 		var reason error
-		if first, reason = g.enter(); reason != nil {
+		if first, reason = g.enter(ctx); reason != nil {
 			var zero T
 			err := newError(0, nil, reason)
 			if cfg.hasDone {

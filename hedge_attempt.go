@@ -264,7 +264,10 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 	var p pass
 	if h.gate.on() {
 		var reason error
-		if p, reason = h.gate.enter(); reason != nil {
+		if p, reason = h.gate.enter(h.permitCtx()); reason != nil {
+			if reason == errNoPermit {
+				return true // the hedge is not sent; the call goes on
+			}
 			h.blocked = reason
 			return false
 		}

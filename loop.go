@@ -17,7 +17,7 @@ import (
 func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool, p *pass) (T, error) {
 	l := &loop[T]{v: v, fn: fn, fnErr: fnErr}
 	l.init(ctx, cfg, opts, start)
-	if l.g = (gate{t: cfg.throttle, b: cfg.breaker}); l.g.on() {
+	if l.g = (gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}); l.g.on() {
 		l.p, *p = *p, pass{}
 		defer l.g.abort(&l.p)
 	}
@@ -89,10 +89,10 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 		return v, err
 	}
 	var p pass
-	g := gate{t: cfg.throttle, b: cfg.breaker}
+	g := gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}
 	if g.on() {
 		var reason error
-		if p, reason = g.enter(); reason != nil {
+		if p, reason = g.enter(ctx); reason != nil {
 			err := newError(0, nil, reason)
 			if cfg.hasDone {
 				cfg.done(opts, time.Time{}, 0, err, reason)
@@ -245,6 +245,9 @@ func (l *loop[T]) step(d time.Duration) bool {
 			l.state.Store(yieldStopped)
 			return false
 		}
+	}
+	if !l.permit() {
+		return false
 	}
 	var err error
 	var own bool

@@ -81,7 +81,7 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 				return nil, i.cfg.mark(ctx, actx, err)
 			}
 			return resp, nil
-		}, i.cfg.opts...)
+		}, i.cfg.optsFor(req.Peer().Addr)...)
 		if c.n > 1 {
 			// Leave the caller's request as it was given.
 			req.Header().Del(PreviousAttemptsKey)
@@ -124,6 +124,12 @@ func (c *config) mark(ctx, actx context.Context, err error) error {
 		return retry.Permanent(err)
 	}
 	if !c.retryable(ce.Code()) {
+		if c.limiter != nil && overload(ce.Code()) {
+			// Not retried, but an overload signal for the Limiter: a
+			// refused pushback ends the call as Permanent does and counts
+			// as a failure.
+			return retry.RetryAfter(err, -1)
+		}
 		return retry.Permanent(err)
 	}
 	if d, ok := pushback(ce.Meta()); ok {

@@ -70,6 +70,13 @@
 // config's policies off and keeps only grpc-go's transparent retries, those
 // of calls the server's application never saw.
 //
+// # The server's half
+//
+// UnaryServerInterceptor and StreamServerInterceptor admit a server's calls
+// through a retryserver.Shedder, which sheds retries (PreviousAttemptsKey)
+// first and refuses with codes.Unavailable and the pushback these client
+// interceptors honour (docs/SERVER.md).
+//
 // # Testing
 //
 // Pass retry.WithClock(retry.NewFakeClock(t0)) through With: the waits

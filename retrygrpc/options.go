@@ -16,7 +16,7 @@ import (
 const DefaultReplayLimit = 256 << 10
 
 // An Option configures an interceptor. Options are made only by this package
-// (Codes, Methods, ReplayLimit, With, Throttle, Breaker); the zero Option
+// (Codes, Methods, ReplayLimit, With, Throttle, Breaker, Limiter); the zero Option
 // does nothing. Options
 // are plain values: build them once and share them freely. Later options
 // replace earlier ones of the same kind, except With, whose retry.Options
@@ -27,7 +27,7 @@ type Option struct {
 	methods func(fullMethod string) bool // Methods
 	limit   int                          // ReplayLimit
 	opts    []retry.Option               // With
-	gate    any                          // Throttle: *perTarget[retry.Throttle]; Breaker: *perTarget[retry.Breaker]
+	gate    any                          // Throttle: *perTarget[retry.Throttle]; Breaker: *perTarget[retry.Breaker]; Limiter: *perTarget[retry.Limiter]
 }
 
 type optionKind uint8
@@ -40,6 +40,7 @@ const (
 	withOption
 	throttleOption
 	breakerOption
+	limiterOption
 )
 
 // Codes returns an Option that makes the interceptors retry the status codes
@@ -173,6 +174,22 @@ func Breaker(newBreaker func(target string) *retry.Breaker) Option {
 	return Option{kind: breakerOption, gate: &perTarget[retry.Breaker]{newValue: newBreaker}}
 }
 
+// Limiter returns an Option that gives each target its own retry.Limiter,
+// made by newLimiter as Throttle makes Throttles: every attempt of a call
+// to the target holds one of its permits while in flight, as
+// retry.WithLimiter describes (with hedging, a copy that finds no permit
+// free is not sent), and outcomes count as they do for Throttle. A call
+// whose first attempt gets no permit fails with a status of code
+// Unavailable whose error matches retry.ErrLimited with errors.Is.
+//
+// Limiter panics if newLimiter is nil.
+func Limiter(newLimiter func(target string) *retry.Limiter) Option {
+	if newLimiter == nil {
+		panic("retrygrpc: Limiter: nil function")
+	}
+	return Option{kind: limiterOption, gate: &perTarget[retry.Limiter]{newValue: newLimiter}}
+}
+
 // config is the result of applying an interceptor's options.
 type config struct {
 	codes    uint32
@@ -181,16 +198,17 @@ type config struct {
 	opts     []retry.Option
 	throttle *perTarget[retry.Throttle] // Throttle's, shared with every config made from the Option
 	breaker  *perTarget[retry.Breaker]  // Breaker's, likewise
+	limiter  *perTarget[retry.Limiter]  // Limiter's, likewise
 
 	mu      sync.Mutex // serialises the making of a target's options
-	targets sync.Map   // target → []retry.Option: opts with the target's Throttle and Breaker
+	targets sync.Map   // target → []retry.Option: opts with the target's Throttle, Breaker and Limiter
 }
 
-// gated reports whether the interceptor has a Throttle or Breaker.
-func (c *config) gated() bool { return c.throttle != nil || c.breaker != nil }
+// gated reports whether the interceptor has a Throttle, Breaker or Limiter.
+func (c *config) gated() bool { return c.throttle != nil || c.breaker != nil || c.limiter != nil }
 
 // optsFor returns the retry options of a call to cc: the interceptor's,
-// with cc's target's Throttle and Breaker, made on its first call.
+// with cc's target's Throttle, Breaker and Limiter, made on its first call.
 func (c *config) optsFor(cc *grpc.ClientConn) []retry.Option {
 	if !c.gated() {
 		return c.opts
@@ -216,6 +234,11 @@ func (c *config) optsFor(cc *grpc.ClientConn) []retry.Option {
 	if c.breaker != nil {
 		if b := c.breaker.get(target); b != nil {
 			o = append(o, retry.WithBreaker(b))
+		}
+	}
+	if c.limiter != nil {
+		if l := c.limiter.get(target); l != nil {
+			o = append(o, retry.WithLimiter(l))
 		}
 	}
 	c.targets.Store(target, o)
@@ -244,6 +267,8 @@ func newConfig(opts []Option) *config {
 			c.throttle = o.gate.(*perTarget[retry.Throttle])
 		case breakerOption:
 			c.breaker = o.gate.(*perTarget[retry.Breaker])
+		case limiterOption:
+			c.limiter = o.gate.(*perTarget[retry.Limiter])
 		}
 	}
 	c.opts = c.opts[:len(c.opts):len(c.opts)]

@@ -32,6 +32,11 @@
 // GetBody retryable. A base RoundTripper reads the number of the attempt it
 // sends with AttemptNumber.
 //
+// The server's half: NewHandler admits a handler's requests through a
+// retryserver.Shedder, which sheds retries (PreviousAttemptsHeader, which a
+// Transport sends) first and answers a refusal with the Retry-After that a
+// Transport honours (docs/SERVER.md).
+//
 // NewHedgingTransport makes a Transport that hedges instead of retrying,
 // with retry.Hedge: under the same rule of what may be sent twice, it sends
 // a request again each time a delay passes without an answer, returns the
