@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/shed"
 )
 
 // A Shedder admits requests to a server: at most as many at once as its
@@ -25,10 +24,10 @@ type Shedder struct {
 	origin time.Time      // of the times given to rules: since reads the monotonic clock alone
 
 	mu       sync.Mutex
-	rules    shed.Rules // CoDel, retries first, the pushback: the rules that the simulator runs too
-	inFlight int        // admitted and not yet released (lim counts them too, with its permits)
-	firsts   queue      // first attempts waiting
-	retries  queue      // retries waiting
+	rules    Rules // CoDel, retries first, the pushback: the rules that the simulator runs too
+	inFlight int   // admitted and not yet released (lim counts them too, with its permits)
+	firsts   queue // first attempts waiting
+	retries  queue // retries waiting
 	stats    Stats
 }
 
@@ -70,7 +69,7 @@ func New(opts ...Option) *Shedder {
 	if target > interval {
 		panic("retryserver: New: Target " + target.String() + " is longer than Interval " + interval.String())
 	}
-	s.rules = shed.New(target, interval, queueLimit)
+	s.rules = NewRules(target, interval, queueLimit)
 	s.origin = time.Now()
 	return s
 }
@@ -155,11 +154,11 @@ func (s *Shedder) Admit(ctx context.Context, isRetry bool) (Ticket, error) {
 		}
 	}
 	switch s.rules.Decide(at, queued, s.retries.len(), isRetry) {
-	case shed.Refuse:
+	case VerdictRefuse:
 		r := s.refusal(at)
 		s.mu.Unlock()
 		return Ticket{}, r
-	case shed.EvictRetry:
+	case VerdictEvictRetry:
 		w := s.retries.popOldest()
 		w.refusal = s.refusal(at)
 		w.ch <- false

@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/shed"
+	"github.com/seed-b8c8f69d/retry/retryserver"
 )
 
 // The server's half in the metastable model: the strategies server (naive
 // clients in front of a server that sheds) and server+recommended (the
 // recommended client policy in front of it). The server runs the rules of
-// retryserver.Shedder, from internal/shed, the very code the middleware
+// retryserver.Shedder, (retryserver.Rules), the very code the middleware
 // runs, on simulated time, with the Shedder's options (-shed-target,
 // -shed-interval, -shed-queue-limit; the Shedder's defaults unless given)
 // and its concurrency fixed at the model's workers; the
@@ -26,7 +26,7 @@ import (
 //     worker reaches it, not the instant it runs out. Its client learns
 //     later (or gives up first); the server's work is the same refusal.
 //   - A first attempt that finds the queue full takes the place of the
-//     oldest queued retry (shed.EvictRetry) in the same way: the retry is
+//     oldest queued retry (retryserver.VerdictEvictRetry) in the same way: the retry is
 //     refused when a worker reaches it.
 //   - Freed workers take the queue's newest or oldest request, first
 //     attempts and retries alike: the Shedder's preference of first
@@ -53,7 +53,7 @@ func (st msStrategy) serverPolicy(cfg *msConfig) qpolicy {
 		return nil
 	}
 	return &shedPolicy{
-		rules:   shed.New(cfg.shedTarget, cfg.shedInterval, cfg.shedQueueLimit),
+		rules:   retryserver.NewRules(cfg.shedTarget, cfg.shedInterval, cfg.shedQueueLimit),
 		slots:   cfg.workers,
 		rng:     rand.New(pcg(cfg.seed, streamMsShed)),
 		expires: map[*qjob]time.Duration{},
@@ -73,10 +73,10 @@ func refusedError(j *qjob) error {
 	return errRefused
 }
 
-// shedPolicy is a qpolicy that runs shed.Rules; see the comment at the top
+// shedPolicy is a qpolicy that runs retryserver.Rules; see the comment at the top
 // of this file.
 type shedPolicy struct {
-	rules   shed.Rules
+	rules   retryserver.Rules
 	slots   int
 	rng     *rand.Rand
 	expires map[*qjob]time.Duration // queued requests: when their wait runs out
@@ -93,10 +93,10 @@ func (p *shedPolicy) admit(q *qserver, j *qjob) bool {
 	}
 	retry := j.attempt > 1
 	switch p.rules.Decide(now, queued, len(p.retries), retry) {
-	case shed.Refuse:
+	case retryserver.VerdictRefuse:
 		j.pushback = p.refuse(now, queued)
 		return false
-	case shed.EvictRetry:
+	case retryserver.VerdictEvictRetry:
 		old := p.retries[0]
 		p.retries = p.retries[1:]
 		p.evicted[old] = true

@@ -1,24 +1,21 @@
-// Package shed holds the rules of retryserver.Shedder that do not depend on
-// how requests wait or how time passes: when the queue stands, how long a
-// request may wait in it, which request is refused, and the pushback of a
-// refusal. retryserver.Shedder applies them on the real clock, with
-// goroutines waiting; retrysim's server strategies apply them on simulated
-// time to its queueing model, so that the simulator judges the very rules
-// the middleware runs. Times are durations since an origin of the
-// caller's choosing.
-//
-// Rules is not safe for concurrent use: the Shedder holds its lock around
-// every call.
-package shed
+package retryserver
 
 import "time"
 
-// MaxPushback bounds every pushback: the client's own default bound
-// (retry.MaxPushback), beyond which a longer wait would be cut anyway.
-const MaxPushback = time.Minute
+// maxRefusalPushback bounds every pushback: the client's own default bound
+// (retry.maxRefusalPushback), beyond which a longer wait would be cut anyway.
+const maxRefusalPushback = time.Minute
 
-// Rules is the state of the rules for one queue. The zero Rules is not
-// usable: make one with New.
+// Rules is the state of a Shedder's rules for one queue, with no clock and
+// no goroutine: when the queue stands, how long a request may wait in it,
+// which request is refused, and the pushback of a refusal. A Shedder
+// applies them on the real clock; retrysim's server strategies apply them on
+// simulated time, so that the simulator judges the very rules the
+// middleware runs. Another admission layer (a framework this package does
+// not wrap) may apply them too. Times are durations since an origin of the
+// caller's choosing. A Rules is not safe for concurrent use: the Shedder
+// holds its lock around every call. The zero Rules is not usable: make one
+// with NewRules.
 type Rules struct {
 	target, interval time.Duration
 	queueLimit       int
@@ -31,9 +28,9 @@ type Rules struct {
 	hard      bool          // the last full window refused at least half its arrivals
 }
 
-// New returns the Rules of a queue that holds at most queueLimit requests,
+// NewRules returns the Rules of a queue that holds at most queueLimit requests,
 // with CoDel's target and interval, starting at time 0.
-func New(target, interval time.Duration, queueLimit int) Rules {
+func NewRules(target, interval time.Duration, queueLimit int) Rules {
 	return Rules{target: target, interval: interval, queueLimit: queueLimit}
 }
 
@@ -60,10 +57,11 @@ func (r *Rules) Standing(now time.Duration, queued int) bool {
 // A Verdict is what happens to a request that finds no free slot.
 type Verdict uint8
 
+// The verdicts Decide returns.
 const (
-	Queue      Verdict = iota // it waits in the queue
-	Refuse                    // it is refused at once
-	EvictRetry                // it waits, and the oldest queued retry is refused to make room
+	VerdictQueue      Verdict = iota // it waits in the queue
+	VerdictRefuse                    // it is refused at once
+	VerdictEvictRetry                // it waits, and the oldest queued retry is refused to make room
 )
 
 // Decide returns the verdict for a request that finds no free slot at now,
@@ -74,13 +72,13 @@ const (
 func (r *Rules) Decide(now time.Duration, queued, retries int, retry bool) Verdict {
 	switch {
 	case retry && r.Standing(now, queued):
-		return Refuse
+		return VerdictRefuse
 	case queued < r.queueLimit:
-		return Queue
+		return VerdictQueue
 	case retry || retries == 0:
-		return Refuse
+		return VerdictRefuse
 	}
-	return EvictRetry
+	return VerdictEvictRetry
 }
 
 // MaxWait returns how long a request that joins a queue of queued
@@ -102,12 +100,12 @@ func (r *Rules) Served(d time.Duration) {
 	r.service += (d - r.service) / 8 // an exponential moving average, weight 1/8
 }
 
-// Refuse counts a refusal at now and returns its pushback: -1 ("do not
+// VerdictRefuse counts a refusal at now and returns its pushback: -1 ("do not
 // retry") when the last full window refused at least half its arrivals;
 // otherwise the time that queued requests plus the refused one take to be
 // served slots at a time, at the average service time (Target each before
 // the first sample), stretched by 1+jitter (jitter in [0, 1)), at least
-// 1 ms and at most MaxPushback.
+// 1 ms and at most maxRefusalPushback.
 func (r *Rules) Refuse(now time.Duration, queued, slots int, jitter float64) time.Duration {
 	r.tick(now)
 	r.shed++
@@ -119,12 +117,12 @@ func (r *Rules) Refuse(now time.Duration, queued, slots int, jitter float64) tim
 		per = r.target
 	}
 	n := time.Duration(queued + 1)
-	d := MaxPushback
-	if per < MaxPushback/n { // per·n cannot overflow
-		d = min(per*n/time.Duration(max(slots, 1)), MaxPushback)
+	d := maxRefusalPushback
+	if per < maxRefusalPushback/n { // per·n cannot overflow
+		d = min(per*n/time.Duration(max(slots, 1)), maxRefusalPushback)
 	}
 	d += time.Duration(float64(d) * jitter)
-	return min(max(d, time.Millisecond), MaxPushback)
+	return min(max(d, time.Millisecond), maxRefusalPushback)
 }
 
 // tick starts a new window when the current one is an Interval old,

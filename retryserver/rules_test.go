@@ -1,4 +1,4 @@
-package shed
+package retryserver
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 
 func TestDecide(t *testing.T) {
 	const ms = time.Millisecond
-	r := New(5*ms, 100*ms, 2)
+	r := NewRules(5*ms, 100*ms, 2)
 	r.Emptied(0)
 	for _, c := range []struct {
 		name            string
@@ -17,14 +17,14 @@ func TestDecide(t *testing.T) {
 		retry           bool
 		want            Verdict
 	}{
-		{"a first attempt, room", 0, 1, 0, false, Queue},
-		{"a retry, room, not standing", 50 * ms, 1, 0, true, Queue},
-		{"a retry, standing", 100 * ms, 1, 0, true, Refuse},
-		{"a first attempt, standing, room", 100 * ms, 1, 1, false, Queue},
-		{"a first attempt, full of first attempts", 0, 2, 0, false, Refuse},
-		{"a first attempt, full with a retry", 0, 2, 1, false, EvictRetry},
-		{"a retry, full", 0, 2, 1, true, Refuse},
-		{"an empty queue never stands", 200 * ms, 0, 0, true, Queue},
+		{"a first attempt, room", 0, 1, 0, false, VerdictQueue},
+		{"a retry, room, not standing", 50 * ms, 1, 0, true, VerdictQueue},
+		{"a retry, standing", 100 * ms, 1, 0, true, VerdictRefuse},
+		{"a first attempt, standing, room", 100 * ms, 1, 1, false, VerdictQueue},
+		{"a first attempt, full of first attempts", 0, 2, 0, false, VerdictRefuse},
+		{"a first attempt, full with a retry", 0, 2, 1, false, VerdictEvictRetry},
+		{"a retry, full", 0, 2, 1, true, VerdictRefuse},
+		{"an empty queue never stands", 200 * ms, 0, 0, true, VerdictQueue},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := r.Decide(c.now, c.queued, c.retries, c.retry); got != c.want {
@@ -41,7 +41,7 @@ func TestDecide(t *testing.T) {
 }
 
 // FuzzRefuse: whatever the service time, queue and slots, the pushback is
-// between 1 ms and MaxPushback (or -1), and without jitter it never
+// between 1 ms and maxRefusalPushback (or -1), and without jitter it never
 // exceeds the drain time it estimates by more than rounding.
 func FuzzRefuse(f *testing.F) {
 	f.Add(int64(10*time.Millisecond), uint16(3), uint16(2), 0.5)
@@ -52,11 +52,11 @@ func FuzzRefuse(f *testing.F) {
 		if !(jitter >= 0 && jitter < 1) {
 			t.Skip()
 		}
-		r := New(5*time.Millisecond, 100*time.Millisecond, 128)
+		r := NewRules(5*time.Millisecond, 100*time.Millisecond, 128)
 		r.Served(time.Duration(service))
 		d := r.Refuse(0, int(queued), int(slots), jitter)
-		if d < time.Millisecond || d > MaxPushback {
-			t.Fatalf("pushback %v outside [1ms, %v]", d, MaxPushback)
+		if d < time.Millisecond || d > maxRefusalPushback {
+			t.Fatalf("pushback %v outside [1ms, %v]", d, maxRefusalPushback)
 		}
 		d0 := r.Refuse(0, int(queued), int(slots), 0)
 		if d0 > d {
@@ -73,7 +73,7 @@ func FuzzRefuse(f *testing.F) {
 
 func TestHard(t *testing.T) {
 	const ms = time.Millisecond
-	r := New(5*ms, 100*ms, 0)
+	r := NewRules(5*ms, 100*ms, 0)
 	r.Arrive(0)
 	r.Arrive(0)
 	if d := r.Refuse(0, 0, 1, 0); d <= 0 {
