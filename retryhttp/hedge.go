@@ -98,7 +98,7 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 		}
 	}()
 	opts := t.opts
-	if t.Throttle != nil || t.Breaker != nil {
+	if t.Throttle != nil || t.Breaker != nil || t.Limiter != nil {
 		opts = r.gate(opts, req.URL.Host) // a copy: r is never recycled
 	}
 	resp, err := retry.Hedge(ctx, t.schedule, r.attempt, opts...)

@@ -57,7 +57,8 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // BufferBody). Every other request is sent once, unchanged. A transport
 // error that RetryError accepts and a response whose status RetryStatus
 // accepts (or whatever ShouldRetry accepts) are retried; a 429 or 503's
-// Retry-After pushes the next attempt back. When the retries stop, RoundTrip
+// Retry-After, retry-after-ms, RateLimit or X-RateLimit-Reset header pushes
+// the next attempt back (docs/HTTP.md, "Rate-limit headers"). When the retries stop, RoundTrip
 // returns the last attempt's response exactly as the base returned it, or
 // the last error; a failed attempt's response is drained and closed first.
 // The options given to NewTransport apply to every request. The full rules
@@ -187,6 +188,17 @@ type Transport struct {
 	Throttle func(host string) *retry.Throttle
 	Breaker  func(host string) *retry.Breaker
 
+	// Limiter, if set, returns the retry.Limiter shared by the requests to
+	// host, or nil for none (PerHost makes one per host): every attempt
+	// holds one of its permits while in flight, as retry.WithLimiter
+	// describes, and the outcomes count as they do for Throttle and
+	// Breaker above. A request whose first attempt gets no permit gets an
+	// error matching retry.ErrLimited, and no attempt is sent; a retry that
+	// gets none ends the retries as a Breaker's refusal does; in a hedging
+	// Transport, a copy that finds no permit free is not sent. It is
+	// called once per request, and may be called concurrently.
+	Limiter func(host string) *retry.Limiter
+
 	base     http.RoundTripper // nil: http.DefaultTransport
 	schedule retry.Schedule    // nil: defaultSchedule; never nil when hedging
 	opts     []retry.Option    // discardOnRetry followed by the caller's options; when hedging, the caller's followed by closeLosers
@@ -247,6 +259,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // races of its call have sent so far, which the race numbers its own after
 // and then adds them to.
 func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, error) {
+	if req.URL == nil {
+		// As http.Transport answers it, before anything reads the URL
+		// (the Throttle and Breaker are keyed by its Host).
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errNilURL
+	}
 	base := t.base
 	if base == nil {
 		base = http.DefaultTransport
@@ -269,7 +289,7 @@ func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, err
 	c.t, c.base, c.req, c.tmpl = t, base, req, tmpl
 	var resp *http.Response
 	var err error
-	gated := t.Throttle != nil || t.Breaker != nil
+	gated := t.Throttle != nil || t.Breaker != nil || t.Limiter != nil
 	if once && t.onceOpts == nil && !gated {
 		// No option could apply to the one attempt: send it as it is.
 		resp, err = c.sendOnce(ctx)
@@ -333,7 +353,7 @@ func idempotent(req *http.Request) bool {
 	return ok
 }
 
-// gate returns opts with the Throttle and Breaker of host, if any, in a
+// gate returns opts with the Throttle, Breaker and Limiter of host, if any, in a
 // buffer of c's.
 func (c *call) gate(opts []retry.Option, host string) []retry.Option {
 	c.opts = append(c.opts[:0], opts...)
@@ -347,12 +367,17 @@ func (c *call) gate(opts []retry.Option, host string) []retry.Option {
 			c.opts = append(c.opts, retry.WithBreaker(b))
 		}
 	}
+	if c.t.Limiter != nil {
+		if l := c.t.Limiter(host); l != nil {
+			c.opts = append(c.opts, retry.WithLimiter(l))
+		}
+	}
 	return c.opts
 }
 
-// PerHost returns a function for Transport.Throttle or Transport.Breaker
-// that returns, for each host, the value that newValue returned the first
-// time it was asked for that host: one Throttle or Breaker per host, made
+// PerHost returns a function for Transport.Throttle, Transport.Breaker or
+// Transport.Limiter that returns, for each host, the value that newValue
+// returned the first time it was asked for that host: one per host, made
 // when first needed and kept for the function's life.
 //
 //	t.Throttle = retryhttp.PerHost(func() *retry.Throttle { return retry.NewThrottle() })

@@ -17,6 +17,7 @@
 //	hedge    hedging a fan-out against slow servers, as in "The Tail at Scale"
 //	overload a fleet calling a dependency whose capacity drops: budget, throttle and breaker
 //	metastable a retry storm that keeps a queueing server down after its trigger is gone
+//	limiter  an adaptive concurrency limiter against a queueing server, beside static limits
 //
 // Every command takes -json to print one JSON document on stdout and nothing
 // else there. Run "retrysim COMMAND -h" for a command's flags. Bad flags and
@@ -57,6 +58,7 @@ var commands = []command{
 	{"hedge", "hedging a fan-out against slow servers, as in \"The Tail at Scale\"", runHedgeCmd},
 	{"overload", "a fleet calling a dependency whose capacity drops: budget, throttle and breaker", runOverloadCmd},
 	{"metastable", "a retry storm that keeps a queueing server down after its trigger is gone", runMetastableCmd},
+	{"limiter", "an adaptive concurrency limiter against a queueing server, beside static limits", runLimiterCmd},
 }
 
 // output is where a command writes: its report on stdout, progress and

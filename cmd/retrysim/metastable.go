@@ -48,7 +48,7 @@ const (
 )
 
 // msStrategies is the comparison, in the order of the report.
-var msStrategies = []msStrategy{msNaive, msJitter, msBudget, msThrottle, msBreaker, msRecommended}
+var msStrategies = []msStrategy{msNaive, msJitter, msBudget, msThrottle, msBreaker, msRecommended, msServer, msServerRecommended}
 
 // msExtra can be asked for with -strategies.
 var msExtra = []msStrategy{msBudgetThrottle, msBudgetBreaker}
@@ -84,6 +84,10 @@ type msConfig struct {
 	breakerWin    time.Duration // 0: the library's default
 	breakerOpen   time.Duration // the first open period, doubling up to 2m; 0: the library's default
 
+	// The shedding server of the server strategies (retryserver's options).
+	shedTarget, shedInterval time.Duration
+	shedQueueLimit           int
+
 	seed       uint64
 	strategies []msStrategy
 }
@@ -114,6 +118,9 @@ type msResult struct {
 	// From the end of the trigger to the start of the 5s window from which
 	// on every window's goodput is 95% or more; nil: not within the run.
 	RecoveryS *float64 `json:"recovery_s"`
+	// From the end of the trigger to the start of the first 5s window whose
+	// goodput is 95% or more, whatever follows; nil: none within the run.
+	FirstGoodS *float64 `json:"first_good_s"`
 	// The work standing at the server when the trigger ends, over its
 	// workers: how long it needs to work it off with nothing arriving.
 	DrainS           float64 `json:"drain_s"`
@@ -123,6 +130,9 @@ type msResult struct {
 	AttemptsPerRequest float64 `json:"attempts_per_request"`
 	RejectedPct        float64 `json:"rejected_pct"` // requests started after the trigger that a budget, throttle or breaker ended, per 100
 	WastedPct          float64 `json:"wasted_pct"`   // of the server's work from the trigger on, the share spent on requests whose client had given up
+	// Requests served to a client still waiting per second during the
+	// trigger, per 100 of the server's capacity (at full speed).
+	TriggerGoodputCapPct float64 `json:"trigger_goodput_cap_pct"`
 
 	started   []int     // requests started per bucket
 	succeeded []int     // of those, the ones that succeeded
@@ -153,10 +163,10 @@ func msRun(cfg *msConfig, st msStrategy) msResult {
 	q := newQServer(s, qserverConfig{
 		workers: cfg.workers, service: cfg.service, dist: cfg.dist, lifo: cfg.lifo,
 		queueLimit: cfg.queueLimit, refusalCost: cfg.refusalCost, src: pcg(cfg.seed, streamMsService),
-	}, nil)
+	}, st.serverPolicy(cfg))
 	arrivals := rand.New(pcg(cfg.seed, streamMsArrivals))
 	sched := retry.Constant(0).Take(cfg.attempts - 1)
-	if st != msNaive {
+	if !st.naiveSchedule() {
 		sched = retry.Exponential(cfg.base).Cap(cfg.limit).FullJitter(pcg(cfg.seed, streamMsJitter)).Take(cfg.attempts - 1)
 	}
 	procs := make([][]retry.Option, cfg.clients)
@@ -175,13 +185,13 @@ func msRun(cfg *msConfig, st msStrategy) msResult {
 		opts := append(proc[:len(proc):len(proc)], retry.WithClock(c))
 		err := retry.Do(ctx, sched, func(context.Context) error {
 			n++
-			switch q.call(c, qrequest{attempt: n, timeout: cfg.timeout}) {
+			switch j := q.callJob(c, qrequest{attempt: n, timeout: cfg.timeout}); j.answer {
 			case qServed:
 				return nil
 			case qTimeout:
 				return errAttemptTimeout
 			default:
-				return errRefused
+				return refusedError(j)
 			}
 		}, opts...)
 		r.started = bump(r.started, start)
@@ -251,7 +261,9 @@ func msRun(cfg *msConfig, st msStrategy) msResult {
 	if busy := q.stats.busy - busyAtTrigger; busy > 0 {
 		r.WastedPct = round(100*float64(q.stats.waste-wasteAtTrigger)/float64(busy), 2)
 	}
+	r.TriggerGoodputCapPct = cfg.triggerGoodput(q.stats.servedPer)
 	r.Stuck, r.RecoveryS = cfg.verdict(r.started, r.succeeded)
+	r.FirstGoodS = cfg.firstGood(r.started, r.succeeded)
 	return r
 }
 
@@ -297,7 +309,7 @@ func (cfg *msConfig) verdict(started, succeeded []int) (stuck bool, recovery *fl
 // Throttle draws from src.
 func (st msStrategy) options(cfg *msConfig, clock retry.Clock, src rand.Source) []retry.Option {
 	switch st {
-	case msNaive, msJitter:
+	case msNaive, msJitter, msServer:
 		return nil
 	case msBudget:
 		return []retry.Option{retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve))}
@@ -305,7 +317,7 @@ func (st msStrategy) options(cfg *msConfig, clock retry.Clock, src rand.Source) 
 		return []retry.Option{cfg.throttle(clock, src)}
 	case msBreaker:
 		return []retry.Option{cfg.breaker(clock)}
-	case msRecommended:
+	case msRecommended, msServerRecommended:
 		return recommendedOptions(clock)
 	case msBudgetThrottle:
 		return []retry.Option{retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)), cfg.throttle(clock, src)}

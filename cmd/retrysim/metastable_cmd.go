@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/seed-b8c8f69d/retry/retryserver"
 )
 
 const metastableSummary = `A queueing server (-workers workers, exponential service times of mean
@@ -34,6 +36,9 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
                jitter, and the budget with the throttle or the breaker: the
                candidates recommended was chosen against; only when
                -strategies names them
+  server       naive clients, and a server that sheds as retryserver's
+               Shedder does (docs/SERVER.md), whose pushback they honour
+  server+recommended  the recommended clients, and the shedding server
 
 Reports, per strategy: the goodput before the trigger and after it, whether
 the server is stuck (goodput below 10% in every 5 s window of the 60 s after
@@ -72,6 +77,9 @@ func runMetastableCmd(args []string, o *output) error {
 	fs.DurationVar(&cfg.throttleWin, "throttle-window", 0, "the window of each process's Throttle; 0 for the library's default")
 	fs.DurationVar(&cfg.breakerWin, "breaker-window", 0, "the window of each process's Breaker; 0 for the library's default")
 	fs.DurationVar(&cfg.breakerOpen, "breaker-open", 0, "the first open period of each process's Breaker, doubling up to 2m; 0 for the library's default")
+	fs.DurationVar(&cfg.shedTarget, "shed-target", retryserver.DefaultTarget, "Target of the shedding server of the server strategies")
+	fs.DurationVar(&cfg.shedInterval, "shed-interval", retryserver.DefaultInterval, "Interval of the shedding server of the server strategies, at least -shed-target")
+	fs.IntVar(&cfg.shedQueueLimit, "shed-queue-limit", retryserver.DefaultQueueLimit, "QueueLimit of the shedding server of the server strategies")
 	list := fs.String("strategies", joinStrategies(msStrategies), "comma-separated strategies to compare")
 	sweep := fs.Bool("sweep", false, "repeat the run at base loads 50%, 55%, …, 95% and report the metastability boundary of each strategy")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
@@ -156,6 +164,9 @@ func (cfg *msConfig) validate() error {
 	if err := checkBudgetRatio(cfg.budgetRatio); err != nil {
 		return err
 	}
+	if cfg.shedTarget <= 0 || cfg.shedInterval < cfg.shedTarget || cfg.shedQueueLimit < 0 {
+		return usagef("-shed-target must be positive, -shed-interval at least -shed-target and -shed-queue-limit not negative")
+	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
 	case cfg.workers < 1 || cfg.workers > 10000:
@@ -214,13 +225,13 @@ func (cfg *msConfig) validate() error {
 // chart of its goodput.
 func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	printMsSetup(w, cfg)
-	fmt.Fprintf(w, "%-15s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
+	fmt.Fprintf(w, "%-18s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
 	for _, r := range results {
 		rec := "never"
 		if r.RecoveryS != nil {
 			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
 		}
-		fmt.Fprintf(w, "%-15s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
+		fmt.Fprintf(w, "%-18s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
 			yesNo(r.Stuck), rec, r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
 	}
 	fmt.Fprintln(w)
@@ -274,13 +285,13 @@ func printMsSetup(w io.Writer, cfg *msConfig) {
 func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult) {
 	printMsSetup(w, cfg)
 	n := len(cfg.strategies)
-	fmt.Fprintf(w, "%-15s", "load")
+	fmt.Fprintf(w, "%-18s", "load")
 	for _, l := range loads {
 		fmt.Fprintf(w, " %6s", strconv.FormatFloat(round(l*100, 2), 'f', -1, 64)+"%")
 	}
 	fmt.Fprintf(w, "  %s\n", "boundary")
 	for i, st := range cfg.strategies {
-		fmt.Fprintf(w, "%-15s", st)
+		fmt.Fprintf(w, "%-18s", st)
 		for j := range loads {
 			r := results[j*n+i]
 			cell := "stuck"
@@ -325,14 +336,16 @@ func yesNo(b bool) string {
 
 // msPalette gives each strategy its color in the chart.
 var msPalette = map[msStrategy]color.RGBA{
-	msNaive:          {0x7f, 0x7f, 0x7f, 0xff},
-	msJitter:         {0xff, 0x7f, 0x0e, 0xff},
-	msBudget:         {0x17, 0xbe, 0xcf, 0xff},
-	msThrottle:       {0x1f, 0x77, 0xb4, 0xff},
-	msBreaker:        {0xd6, 0x27, 0x28, 0xff},
-	msRecommended:    {0x2c, 0xa0, 0x2c, 0xff},
-	msBudgetThrottle: {0x94, 0x67, 0xbd, 0xff},
-	msBudgetBreaker:  {0x8c, 0x56, 0x4b, 0xff},
+	msNaive:             {0x7f, 0x7f, 0x7f, 0xff},
+	msJitter:            {0xff, 0x7f, 0x0e, 0xff},
+	msBudget:            {0x17, 0xbe, 0xcf, 0xff},
+	msThrottle:          {0x1f, 0x77, 0xb4, 0xff},
+	msBreaker:           {0xd6, 0x27, 0x28, 0xff},
+	msRecommended:       {0x2c, 0xa0, 0x2c, 0xff},
+	msBudgetThrottle:    {0x94, 0x67, 0xbd, 0xff},
+	msBudgetBreaker:     {0x8c, 0x56, 0x4b, 0xff},
+	msServer:            {0xbc, 0xbd, 0x22, 0xff},
+	msServerRecommended: {0xe3, 0x77, 0xc2, 0xff},
 }
 
 // metastableImage draws two panels over time, from 10s before the trigger

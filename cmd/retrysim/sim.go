@@ -27,6 +27,10 @@ type sim struct {
 	now   time.Duration // since epoch
 	queue wakeQueue
 	seq   uint64 // insertion counter, to break ties in the queue
+	// pace, if set, is called with each event's time before run handles
+	// it: a test running the sim in a testing/synctest bubble sleeps there,
+	// so that code reading time.Now reads the simulation's time.
+	pace func(at time.Duration)
 }
 
 // client is one simulated caller. It implements retry.Clock on its
@@ -56,6 +60,9 @@ func (s *sim) spawn(at time.Duration, body func(c *client)) {
 func (s *sim) run() time.Duration {
 	for len(s.queue) > 0 {
 		w := s.queue.pop()
+		if s.pace != nil {
+			s.pace(w.at)
+		}
 		s.now = w.at
 		if w.c == nil {
 			w.ev.fire()
