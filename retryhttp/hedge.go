@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -27,7 +28,8 @@ import (
 // full rules (copies, losers, options, hooks, stacking a retrying Transport
 // on a hedging one) are in docs/HTTP.md ("NewHedgingTransport in detail").
 //
-// A nil base means http.DefaultTransport, read at each request.
+// A nil base means http.DefaultTransport, read at each request; the
+// retry.OnHedgeDone hooks see only the requests that race.
 // NewHedgingTransport copies opts. It panics if s is nil or if given a
 // retry.IfValue (set ShouldRetry instead). RoundTrip panics, as retry.Hedge
 // does, if a Discard option's function does not take an *http.Response.
@@ -45,10 +47,22 @@ func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry
 	o = append(o, closeLosers)
 	t := &Transport{base: base, schedule: s, opts: o, hedging: true}
 	if len(opts) > 0 {
-		// As in NewTransport: onceOpts shares o's array, past its end.
-		t.onceOpts = append(o, noBudget)
+		t.onceOpts = onceOptions(o)
 	}
 	return t
+}
+
+// onceOptions returns the options with which a hedging Transport sends a
+// request once, with retry.Retry: opts without the retry.OnHedgeDone hooks
+// (such a request is no race; it reports to retry.OnDone alone), then
+// noBudget. Without such a hook, as in NewTransport, the result shares
+// opts's array, past its end, which must have room for one more.
+func onceOptions(opts []retry.Option) []retry.Option {
+	if !slices.ContainsFunc(opts, retry.Option.ReportsHedges) {
+		return append(opts, noBudget)
+	}
+	once := slices.DeleteFunc(slices.Clone(opts), retry.Option.ReportsHedges)
+	return append(once, noBudget)
 }
 
 // closeLosers is the Discard option of every hedging Transport: it closes
