@@ -86,3 +86,9 @@ func (o Option) ReleasesValues() bool { return o.kind == discardOption }
 // takes. Adapters use it to refuse such an option when they are built, or to
 // leave it out of the calls they make with Retry or Do. It allocates nothing.
 func (o Option) ReportsHedges() bool { return o.kind == hedgeDoneOption }
+
+// BoundsPushback reports whether o was made by MaxPushback. Adapters whose
+// calls never wait for a server's pushback (a race that does not honour
+// Retry-After) use it to refuse such an option when they are built. It
+// allocates nothing.
+func (o Option) BoundsPushback() bool { return o.kind == pushbackOption }

@@ -56,8 +56,11 @@ var optionRows = map[string]optionRow{
 		},
 		refused: []string{"Do", "Hedge", "NewTransport", "NewHedgingTransport", "NewClient"},
 	},
-	"MaxElapsed":   {make: func(bool) retry.Option { return retry.MaxElapsed(time.Minute) }},
-	"MaxPushback":  {make: func(bool) retry.Option { return retry.MaxPushback(time.Second) }},
+	"MaxElapsed": {make: func(bool) retry.Option { return retry.MaxElapsed(time.Minute) }},
+	"MaxPushback": {
+		make:    func(bool) retry.Option { return retry.MaxPushback(time.Second) },
+		refused: []string{"NewHedgingTransport"},
+	},
 	"MaxRetriesIf": {make: func(bool) retry.Option { return retry.MaxRetriesIf(1, retry.IsTransient) }},
 	"Observe":      {make: func(bool) retry.Option { return retry.Observe(retry.NewLatency()) }},
 	"OnDone":       {make: func(bool) retry.Option { return retry.OnDone(func(retry.Outcome) {}) }},

@@ -30,16 +30,20 @@ import (
 //
 // A nil base means http.DefaultTransport, read at each request; the
 // retry.OnHedgeDone hooks see only the requests that race.
-// NewHedgingTransport copies opts. It panics if s is nil or if given a
-// retry.IfValue (set ShouldRetry instead). RoundTrip panics, as retry.Hedge
+// NewHedgingTransport copies opts. It panics if s is nil, if given a
+// retry.IfValue (set ShouldRetry instead) or a retry.MaxPushback (a race
+// does not wait for Retry-After). RoundTrip panics, as retry.Hedge
 // does, if a Discard option's function does not take an *http.Response.
 func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
 	if s == nil {
 		panic("retryhttp: NewHedgingTransport: nil schedule")
 	}
 	for _, o := range opts {
-		if o.JudgesValues() {
+		switch {
+		case o.JudgesValues():
 			panic("retryhttp: NewHedgingTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
+		case o.BoundsPushback():
+			panic("retryhttp: NewHedgingTransport: retry.MaxPushback has no pushback to bound: a race does not wait for Retry-After")
 		}
 	}
 	o := make([]retry.Option, 0, len(opts)+2)
