@@ -17,16 +17,16 @@ import (
 // them (see Discard). A retryable failure starts the next attempt at once, or
 // once its pushback has elapsed; any other failure ends the call as Retry
 // does. Hedge gives up with an *Error that unwraps to the reason
-// (ErrExhausted, ErrBudgetExhausted, ErrThrottled, ErrOpen or
-// context.Cause(ctx)) and to the last failure's error. It ignores MaxElapsed
-// and MaxRetriesIf. How each option, pushback and Clock acts on it, and its
-// cost, are in docs/HEDGING.md ("Hedge in detail").
+// (ErrExhausted, ErrBudgetExhausted, ErrThrottled, ErrOpen,
+// ErrMaxElapsed or context.Cause(ctx)) and to the last failure's error. How
+// each option acts on it is in the package documentation ("Options and entry
+// points"); pushback, Clock and cost in docs/HEDGING.md ("Hedge in detail").
 //
 // Every attempt runs on a goroutine of its own; once every call of fn has
 // returned, nothing of Hedge remains. A panic or runtime.Goexit in fn that
 // reaches Hedge before it has decided is raised again on the caller's
 // goroutine. Hedge panics if s or fn is nil, if a Discard option's function
-// does not take a T, or if given an IfValue.
+// does not take a T, or if given an IfValue, before any attempt.
 func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	mustSchedule("Hedge", s)
 	if fn == nil {

@@ -229,7 +229,7 @@ func TestOptionChecksAllocateNothing(t *testing.T) {
 		t.Errorf("Do with OnDone, MaxElapsed and MaxRetriesIf: %v allocations, want 0", n)
 	}
 	o := retry.OnHedgeDone(func(retry.Outcome, retry.HedgeResult) {})
-	if n := testing.AllocsPerRun(100, func() { _ = o.ReportsHedges() || o.ReleasesValues() || o.JudgesValues() }); n != 0 {
-		t.Errorf("ReportsHedges, ReleasesValues: %v allocations, want 0", n)
+	if n := testing.AllocsPerRun(100, func() { _ = o.ReportsHedges() || o.ReleasesValues() || o.BoundsPushback() || o.JudgesValues() }); n != 0 {
+		t.Errorf("ReportsHedges, ReleasesValues, BoundsPushback: %v allocations, want 0", n)
 	}
 }

@@ -19,8 +19,7 @@ package retry
 // returned a nil error.
 //
 // IfValue panics if retry is nil. Retry panics if T is not the type of its
-// function's value, and Do and Hedge panic if given an IfValue: Do has no
-// value to judge, and a value Hedge drops could not be released.
+// function's value, and Do and Hedge panic if given an IfValue.
 func IfValue[T any](retry func(T) bool) Option {
 	if retry == nil {
 		panic("retry: IfValue: nil function")
