@@ -129,9 +129,9 @@
 // release; OnHedgeDone reports on a Hedge only (use OnDone); Hedge cannot
 // judge values; a retryhttp Transport judges responses with ShouldRetry and
 // closes those it does not return, and a race ignores Retry-After. The
-// modules retrygrpc, retryconnect, retryotel and retrysql pass their options
-// to Retry, Do or Hedge, and refuse what those refuse. The test that walks
-// every option and entry point is TestOptionsByEntryPoint.
+// modules retrygrpc, retryconnect, retryotel and retrysql hand their options
+// to Retry, Do or Hedge, whose refusals then apply at the call. The test that
+// walks every option and entry point is TestOptionsByEntryPoint.
 //
 // # Concurrency and cost
 //
