@@ -31,6 +31,7 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   breaker      jitter, and NewBreaker() with the library's defaults
   recommended  jitter, NewBudget(0.1, 10) and NewBreaker(BreakerWindow(10s)),
                whatever the flags say: the README's default for a new service
+  limiter      jitter, and NewLimiter() with the library's defaults
 
 Reports, per strategy: the goodput before the trigger and after it, whether
 the server is stuck (goodput below 10% in every 5 s window of the 60 s after
@@ -224,7 +225,7 @@ func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	fmt.Fprintln(w, "before, after: goodput of the requests started in the second half of the warm-up, and after the")
 	fmt.Fprintln(w, "trigger; stuck: below 10% in every 5s window of the 60s after it; recovery: from its end until every")
 	fmt.Fprintln(w, "5s window has 95%; drain: the work standing at its end over the workers, a bound no client can beat;")
-	fmt.Fprintln(w, "attempts: reaching the server per request after it; rejected: requests a budget, throttle or breaker")
+	fmt.Fprintln(w, "attempts: reaching the server per request after it; rejected: requests a budget, throttle, breaker or limiter")
 	fmt.Fprintln(w, "ended; wasted: the server's work from the trigger on spent on requests whose client had given up.")
 	fmt.Fprintln(w)
 
@@ -328,6 +329,7 @@ var msPalette = map[msStrategy]color.RGBA{
 	msThrottle:    {0x1f, 0x77, 0xb4, 0xff},
 	msBreaker:     {0xd6, 0x27, 0x28, 0xff},
 	msRecommended: {0x2c, 0xa0, 0x2c, 0xff},
+	msLimiter:     {0x94, 0x67, 0xbd, 0xff},
 }
 
 // metastableImage draws two panels over time, from 10s before the trigger
