@@ -51,3 +51,14 @@ func ExampleLimiter_Acquire() {
 	// limit: 20 in flight: 1
 	// in flight: 0
 }
+
+func ExampleNewLimiter() {
+	// One Limiter per dependency, shared by every call to it: between 2 and
+	// 50 attempts in flight, starting at 10, and a wait of at most 20ms for
+	// a permit before an attempt is refused.
+	limiter := retry.NewLimiter(retry.LimiterMin(2), retry.LimiterMax(50), retry.LimiterInitial(10),
+		retry.LimiterMaxWait(20*time.Millisecond))
+	fmt.Println("limit:", limiter.Limit())
+	// Output:
+	// limit: 10
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -130,23 +131,25 @@ func TestHedgeWithLimiter(t *testing.T) {
 			}, retry.WithLimiter(l))
 			require.NoError(t, err)
 			assert.Equal(t, 1, v)
+			synctest.Wait() // the losers have returned
+			mu.Lock()
 			assert.Equal(t, []int{1, 2, 3}, seen)
-			synctest.Wait()
+			mu.Unlock()
 			assert.Zero(t, l.InFlight())
 		})
 	})
 	t.Run("a hedge without a permit is not sent, and the call goes on", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			l := retry.NewLimiter(retry.LimiterInitial(1))
-			calls := 0
+			var calls atomic.Int32
 			v, err := retry.Hedge(ctx, retry.Constant(10*time.Millisecond).Take(3), func(ctx context.Context) (int, error) {
-				calls++
+				calls.Add(1)
 				time.Sleep(100 * time.Millisecond)
 				return 7, nil
 			}, retry.WithLimiter(l))
 			require.NoError(t, err)
 			assert.Equal(t, 7, v)
-			assert.Equal(t, 1, calls, "the hedges found no permit")
+			assert.Equal(t, int32(1), calls.Load(), "the hedges found no permit")
 			synctest.Wait()
 			assert.Zero(t, l.InFlight())
 		})

@@ -96,6 +96,14 @@ func (q *queue) start() {
 // constant returns a number of workers that never changes.
 func constant(n int) func(time.Duration) int { return func(time.Duration) int { return n } }
 
+// skipUnderRace skips a simulation under the race detector (see
+// raceDetector).
+func skipUnderRace(t *testing.T) {
+	if raceDetector {
+		t.Skip("a single-goroutine simulation of millions of events: minutes under -race, and nothing to race")
+	}
+}
+
 func TestLimiterOptions(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		l := retry.NewLimiter()
@@ -287,6 +295,7 @@ func served(samples []limitSample, from, to time.Duration, workers int, service 
 // of what it serves stays within twice its service time (a limit too high
 // queues).
 func TestLimiterFindsCapacity(t *testing.T) {
+	skipUnderRace(t)
 	const S = 10 * time.Millisecond
 	for _, tt := range []struct {
 		name    string
@@ -319,6 +328,7 @@ func TestLimiterFindsCapacity(t *testing.T) {
 // each step, the dependency serves 95 % of its capacity at no more than
 // twice its service time.
 func TestLimiterSteps(t *testing.T) {
+	skipUnderRace(t)
 	const S = 10 * time.Millisecond
 	for _, tt := range []struct {
 		name    string
@@ -352,6 +362,7 @@ func TestLimiterSteps(t *testing.T) {
 // ideal concurrency stays), then restores it: the baseline must follow
 // both ways, within 5 s of each step.
 func TestLimiterSlowdown(t *testing.T) {
+	skipUnderRace(t)
 	const S = 10 * time.Millisecond
 	for _, tt := range []struct {
 		name string
@@ -393,6 +404,7 @@ func TestLimiterSlowdown(t *testing.T) {
 // #134, at a gradient near 0.8). Capacity halves for ten minutes of the
 // clock; over the incident's last half the limit must not rise.
 func TestLimiterNoDriftInLongIncident(t *testing.T) {
+	skipUnderRace(t)
 	for _, tt := range []struct {
 		name    string
 		service func() time.Duration
@@ -433,6 +445,7 @@ func TestLimiterNoDriftInLongIncident(t *testing.T) {
 }
 
 func TestLimiterFallsOnFailures(t *testing.T) {
+	skipUnderRace(t)
 	t.Run("fast failures take it to the floor", func(t *testing.T) {
 		clock := &retry.FakeClock{}
 		l := retry.NewLimiter(retry.LimiterClock(clock), retry.LimiterMin(2))

@@ -37,6 +37,7 @@ const (
 	msThrottle    msStrategy = "throttle"    // jitter, and a Throttle per process
 	msBreaker     msStrategy = "breaker"     // jitter, and a Breaker per process
 	msRecommended msStrategy = "recommended" // the README's default for a new service: see recommendedOptions
+	msLimiter     msStrategy = "limiter"     // jitter, and a Limiter per process
 )
 
 // The candidates for the recommended policy that it was chosen against
@@ -48,7 +49,7 @@ const (
 )
 
 // msStrategies is the comparison, in the order of the report.
-var msStrategies = []msStrategy{msNaive, msJitter, msBudget, msThrottle, msBreaker, msRecommended, msServer, msServerRecommended}
+var msStrategies = []msStrategy{msNaive, msJitter, msBudget, msThrottle, msBreaker, msRecommended, msServer, msServerRecommended, msLimiter}
 
 // msExtra can be asked for with -strategies.
 var msExtra = []msStrategy{msBudgetThrottle, msBudgetBreaker}
@@ -128,7 +129,7 @@ type msResult struct {
 	GoodputAfterPct  float64 `json:"goodput_after_pct"`  // requests started after the trigger that succeeded, per 100
 	// Attempts reaching the server per request started after the trigger.
 	AttemptsPerRequest float64 `json:"attempts_per_request"`
-	RejectedPct        float64 `json:"rejected_pct"` // requests started after the trigger that a budget, throttle or breaker ended, per 100
+	RejectedPct        float64 `json:"rejected_pct"` // requests started after the trigger that a budget, throttle, breaker or limiter ended, per 100
 	WastedPct          float64 `json:"wasted_pct"`   // of the server's work from the trigger on, the share spent on requests whose client had given up
 	// Requests served to a client still waiting per second during the
 	// trigger, per 100 of the server's capacity (at full speed).
@@ -323,6 +324,8 @@ func (st msStrategy) options(cfg *msConfig, clock retry.Clock, src rand.Source) 
 		return []retry.Option{retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)), cfg.throttle(clock, src)}
 	case msBudgetBreaker:
 		return []retry.Option{retry.WithBudget(retry.NewBudget(cfg.budgetRatio, cfg.budgetReserve)), cfg.breaker(clock)}
+	case msLimiter:
+		return []retry.Option{retry.WithLimiter(retry.NewLimiter(retry.LimiterClock(clock)))}
 	}
 	panic("retrysim: unknown metastable strategy " + string(st))
 }

@@ -39,6 +39,7 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   server       naive clients, and a server that sheds as retryserver's
                Shedder does (docs/SERVER.md), whose pushback they honour
   server+recommended  the recommended clients, and the shedding server
+  limiter      jitter, and NewLimiter() with the library's defaults
 
 Reports, per strategy: the goodput before the trigger and after it, whether
 the server is stuck (goodput below 10% in every 5 s window of the 60 s after
@@ -238,7 +239,7 @@ func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	fmt.Fprintln(w, "before, after: goodput of the requests started in the second half of the warm-up, and after the")
 	fmt.Fprintln(w, "trigger; stuck: below 10% in every 5s window of the 60s after it; recovery: from its end until every")
 	fmt.Fprintln(w, "5s window has 95%; drain: the work standing at its end over the workers, a bound no client can beat;")
-	fmt.Fprintln(w, "attempts: reaching the server per request after it; rejected: requests a budget, throttle or breaker")
+	fmt.Fprintln(w, "attempts: reaching the server per request after it; rejected: requests a budget, throttle, breaker or limiter")
 	fmt.Fprintln(w, "ended; wasted: the server's work from the trigger on spent on requests whose client had given up.")
 	fmt.Fprintln(w)
 
@@ -346,6 +347,7 @@ var msPalette = map[msStrategy]color.RGBA{
 	msBudgetBreaker:     {0x8c, 0x56, 0x4b, 0xff},
 	msServer:            {0xbc, 0xbd, 0x22, 0xff},
 	msServerRecommended: {0xe3, 0x77, 0xc2, 0xff},
+	msLimiter:           {0x17, 0x3f, 0x5f, 0xff},
 }
 
 // metastableImage draws two panels over time, from 10s before the trigger

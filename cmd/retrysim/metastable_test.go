@@ -191,7 +191,7 @@ func TestMetastableBadCommandLine(t *testing.T) {
 		{"small K", []string{"-throttle-k", "0.5"}, "-throttle-k 0.5 is outside [1, 1e+09]"},
 		{"negative window", []string{"-breaker-window", "-1s"}, "-breaker-window -1s is negative"},
 		{"too many requests", []string{"-workers", "10000", "-service", "1ms"}, "more than 5000000"},
-		{"unknown strategy", []string{"-strategies", "naive,limiter"}, `unknown strategy "limiter"`},
+		{"unknown strategy", []string{"-strategies", "naive,bogus"}, `unknown strategy "bogus"`},
 		{"chart of a sweep", []string{"-sweep", "-out", "x.svg"}, "does not go with -sweep"},
 		{"tiny budget", []string{"-budget-ratio", "1e-7"}, "-budget-ratio 1e-07 is below 1e-06"},
 	}

@@ -320,7 +320,8 @@ func recovery(cfg *overloadConfig, started, succeeded []int) *float64 {
 // localRefusal reports whether err ended a request without the dependency's
 // say: a budget, a throttle or a breaker refused it.
 func localRefusal(err error) bool {
-	return errors.Is(err, retry.ErrBudgetExhausted) || errors.Is(err, retry.ErrThrottled) || errors.Is(err, retry.ErrOpen)
+	return errors.Is(err, retry.ErrBudgetExhausted) || errors.Is(err, retry.ErrThrottled) || errors.Is(err, retry.ErrOpen) ||
+		errors.Is(err, retry.ErrLimited)
 }
 
 // options returns the options of one process under st: its own Budget,
