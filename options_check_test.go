@@ -213,7 +213,7 @@ func catch(f func()) (got any) {
 // TestOptionChecksAllocateNothing: the check of a call's options costs a
 // call that succeeds nothing, with the options that take the general path.
 func TestOptionChecksAllocateNothing(t *testing.T) {
-	if raceEnabled {
+	if raceDetector {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()
