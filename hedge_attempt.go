@@ -267,10 +267,6 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 		h.giveUp(context.Cause(h.ctx))
 		return false
 	}
-	if h.beyond(0) {
-		h.expired = true
-		return false
-	}
 	var p pass
 	if h.gate.on() {
 		var reason error

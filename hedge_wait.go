@@ -103,6 +103,12 @@ func (h *hedge[T]) wait(d time.Duration) bool {
 			case hold > 0:
 				wait, trigger, armed = hold, t, false
 			case trigger == nil:
+				if h.beyond(0) {
+					// MaxElapsed: a failure after the limit starts
+					// nothing (a wait was checked when it began).
+					h.expired = true
+					return false
+				}
 				return h.hedge(d, t)
 			default:
 				trigger = t // a pushback is being waited for
