@@ -284,6 +284,8 @@ func (t *Throttle) settle(tk throttleTicket, v verdict) {
 	if !tk.ok || v == neither {
 		return
 	}
+	// The accept goes in first: a step computed between the two adds must
+	// not see a request without its accept.
 	s := t.w.stripe()
 	if v == accepted {
 		t.w.add(tk.tick, s, 1)

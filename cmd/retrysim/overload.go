@@ -346,7 +346,7 @@ func (st overloadStrategy) options(cfg *overloadConfig, clock retry.Clock, src r
 	case ovBudgetThrottle:
 		return []retry.Option{budget(), throttle()}
 	case ovBreakerBackoff:
-		// The default open periods, Exponential(5s).Cap(2m): longer each
+		// The default open periods, Exponential(2s).Cap(4s): longer each
 		// time the probes fail.
 		return []retry.Option{retry.WithBreaker(retry.NewBreaker(retry.BreakerWindow(cfg.breakerWin), retry.BreakerClock(clock)))}
 	}
