@@ -149,7 +149,8 @@ func TestOverloadThrottleNearK(t *testing.T) {
 }
 
 // TestOverloadDefaultWindowsTooSlow checks what docs/OVERLOAD.md reports:
-// with the SRE book's 2-minute window, a 30s outage at 10% goes unshed. The fleet here is the default one at a fifth of
+// with the SRE book's 2-minute window (the default before issue 28), a 30s
+// outage at 10% goes unshed. The fleet here is the default one at a fifth of
 // the rate and capacity, which changes none of the proportions: over the
 // window, the requests (about 2.8 per second and request rate during the
 // outage, every attempt counting, 1 before it) stay below twice the accepts
