@@ -158,7 +158,7 @@ func BreakerProbes(n int) BreakerOption {
 // time in a row the Breaker opens, it stays open for the k-th delay of s,
 // and once s runs out, for its last delay; a schedule without any delay
 // half-opens at once. The count starts again when the Breaker closes. The
-// default is Exponential(2*time.Second).Cap(4*time.Second). Each open
+// default is Constant(5*time.Second). Each open
 // period ranges s afresh, so a jittered s draws each one anew.
 //
 // BreakerOpen panics if s is nil.
@@ -193,7 +193,7 @@ func OnStateChange(f func(from, to BreakerState)) BreakerOption {
 
 // NewBreaker returns a closed Breaker, with a ratio of 0.5, a minimum of 20
 // outcomes, a window of 5 seconds, 1 probe, open periods of
-// Exponential(2*time.Second).Cap(4*time.Second), on the real clock, changed
+// Constant(5*time.Second), on the real clock, changed
 // by opts.
 func NewBreaker(opts ...BreakerOption) *Breaker {
 	b := &Breaker{ratio: 0.5, minCalls: 20, probes: 1}
@@ -217,7 +217,7 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 		}
 	}
 	if b.open == nil {
-		b.open = Exponential(2 * time.Second).Cap(4 * time.Second)
+		b.open = Constant(5 * time.Second)
 	}
 	b.w = newWindow(d, origin(b.clock))
 	return b

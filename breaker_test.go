@@ -274,8 +274,8 @@ func TestBreakerSchedule(t *testing.T) {
 			got = append(got, openFor2(t, b, clock))
 			c.bad()
 		}
-		assert.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second,
-			4 * time.Second, 4 * time.Second, 4 * time.Second}, got)
+		assert.Equal(t, []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second,
+			5 * time.Second, 5 * time.Second, 5 * time.Second}, got)
 	})
 }
 

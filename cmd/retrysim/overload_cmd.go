@@ -29,7 +29,7 @@ each process keeps one of the following per dependency, on simulated time:
                    otherwise its defaults: ratio 0.5, 20 outcomes at least, 1 probe
   budget+throttle  both the budget and the throttle
   breaker+backoff  NewBreaker(BreakerWindow(-breaker-window)) with its default open periods,
-                   Exponential(2s).Cap(4s); only when -strategies names it
+                   Constant(5s); only when -strategies names it
 
 Reports the goodput (requests that succeeded, of those started from the
 outage on), the calls reaching the dependency during the outage as a
