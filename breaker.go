@@ -131,7 +131,7 @@ func BreakerMinCalls(n int) BreakerOption {
 }
 
 // BreakerWindow returns a BreakerOption that sets the length of the window
-// over which a closed Breaker counts outcomes (default 1 minute). The
+// over which a closed Breaker counts outcomes (default 5 seconds). The
 // window slides in steps of d/16.
 //
 // BreakerWindow panics if d is not positive.
@@ -158,7 +158,7 @@ func BreakerProbes(n int) BreakerOption {
 // time in a row the Breaker opens, it stays open for the k-th delay of s,
 // and once s runs out, for its last delay; a schedule without any delay
 // half-opens at once. The count starts again when the Breaker closes. The
-// default is Exponential(5*time.Second).Cap(2*time.Minute). Each open
+// default is Constant(5*time.Second). Each open
 // period ranges s afresh, so a jittered s draws each one anew.
 //
 // BreakerOpen panics if s is nil.
@@ -192,12 +192,12 @@ func OnStateChange(f func(from, to BreakerState)) BreakerOption {
 }
 
 // NewBreaker returns a closed Breaker, with a ratio of 0.5, a minimum of 20
-// outcomes, a window of 1 minute, 1 probe, open periods of
-// Exponential(5*time.Second).Cap(2*time.Minute), on the real clock, changed
+// outcomes, a window of 5 seconds, 1 probe, open periods of
+// Constant(5*time.Second), on the real clock, changed
 // by opts.
 func NewBreaker(opts ...BreakerOption) *Breaker {
 	b := &Breaker{ratio: 0.5, minCalls: 20, probes: 1}
-	d := time.Minute
+	d := 5 * time.Second
 	for _, o := range opts {
 		switch o.kind {
 		case breakerRatio:
@@ -217,7 +217,7 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 		}
 	}
 	if b.open == nil {
-		b.open = Exponential(5 * time.Second).Cap(2 * time.Minute)
+		b.open = Constant(5 * time.Second)
 	}
 	b.w = newWindow(d, origin(b.clock))
 	return b

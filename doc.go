@@ -55,7 +55,11 @@
 //
 // Retries multiply: three layers that each try three times send 27 calls to
 // the bottom for one request. A Budget shared by all calls to a dependency
-// caps retries to a fraction of requests (WithBudget). A server that says how
+// caps retries to a fraction of requests (WithBudget). When the dependency
+// itself is failing, a Throttle (WithThrottle) rejects attempts locally in
+// proportion to how far they exceed what it answers, and a Breaker
+// (WithBreaker) stops sending to it for a while once most attempts fail;
+// with their defaults, both stop within seconds of its recovery. A server that says how
 // long to wait (HTTP Retry-After, gRPC pushback) is heard through RetryAfter
 // and RetryAt, bounded by MaxPushback: a longer wait ends the call with
 // ErrPushbackTooLong. AttemptTimeout bounds each attempt.

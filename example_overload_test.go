@@ -14,30 +14,39 @@ func ExampleNewThrottle() {
 	clock := retry.NewFakeClock(epoch)
 	// One Throttle for all the calls to one dependency. The clock and the
 	// seeded source make this example repeatable; in production, the
-	// defaults (K = 2, a 2-minute window, the real clock) need no options.
-	throttle := retry.NewThrottle(retry.ThrottleK(2), retry.ThrottleWindow(2*time.Minute),
-		retry.ThrottleClock(clock), retry.ThrottleRand(rand.NewPCG(1, 2)))
-	call := func(fn func(context.Context) error) error {
-		return retry.Do(context.Background(), retry.Constant(time.Second).Take(2), fn,
-			retry.WithThrottle(throttle), retry.WithClock(clock), retry.If(retry.IsTransient))
-	}
-	// 20 calls answered: 20 requests, 20 accepts.
-	for range 20 {
-		_ = call(func(context.Context) error { return nil })
-	}
-	// Then the dependency goes down: attempts time out.
-	sent, throttled := 0, 0
-	for range 100 {
-		err := call(func(context.Context) error { sent++; return context.DeadlineExceeded })
-		if errors.Is(err, retry.ErrThrottled) {
-			throttled++
+	// defaults (K = 2, a 5-second window, the real clock) need no options.
+	throttle := retry.NewThrottle(retry.ThrottleClock(clock), retry.ThrottleRand(rand.NewPCG(1, 2)))
+	// 100 calls a second for 10 seconds, each of one attempt.
+	run := func(up bool) (sent, throttled int) {
+		for range 1000 {
+			clock.Advance(10 * time.Millisecond)
+			err := retry.Do(context.Background(), retry.Delays(), func(context.Context) error {
+				sent++
+				if !up {
+					return context.DeadlineExceeded
+				}
+				return nil
+			}, retry.WithThrottle(throttle), retry.WithClock(clock))
+			if errors.Is(err, retry.ErrThrottled) {
+				throttled++
+			}
 		}
+		return sent, throttled
 	}
-	fmt.Printf("attempts sent: %d, calls throttled: %d\n", sent, throttled)
+	sent, throttled := run(true)
+	fmt.Printf("up:        %d attempts sent, %d calls throttled\n", sent, throttled)
+	sent, throttled = run(false)
+	fmt.Printf("down:      %d attempts sent, %d calls throttled\n", sent, throttled)
+	fmt.Printf("rejection probability now: %.2f\n", throttle.Probability())
+	sent, throttled = run(true)
+	fmt.Printf("up again:  %d attempts sent, %d calls throttled\n", sent, throttled)
 	fmt.Printf("rejection probability now: %.2f\n", throttle.Probability())
 	// Output:
-	// attempts sent: 101, calls throttled: 78
-	// rejection probability now: 0.80
+	// up:        1000 attempts sent, 0 calls throttled
+	// down:      421 attempts sent, 579 calls throttled
+	// rejection probability now: 0.90
+	// up again:  815 attempts sent, 185 calls throttled
+	// rejection probability now: 0.00
 }
 
 func ExampleNewBreaker() {

@@ -23,23 +23,32 @@ func throttled(t *testing.T, th *Throttle, clock Clock, n int, err error) int {
 	return reached
 }
 
-// counts returns the requests and accepts in th's window now.
+// counts returns the requests (sent or rejected) and accepts in th's
+// window now, the current step included.
 func (t *Throttle) counts() (requests, accepts uint64) {
 	tick, _ := t.w.now(t.clock, nil)
-	return t.w.sum(tick-(windowBuckets-1), tick)
+	sent, accepts := t.w.sum(tick-(windowBuckets-1), tick)
+	rejected, _ := t.rej.sum(tick-(windowBuckets-1), tick)
+	return sent + rejected, accepts
 }
 
 func TestThrottleProbability(t *testing.T) {
 	clock := NewFakeClock(epoch)
-	th := NewThrottle(ThrottleClock(clock), ThrottleRand(rand.NewPCG(1, 2)))
+	// A window of 16s: steps of 1s. The probability counts the steps before
+	// the current one.
+	th := NewThrottle(ThrottleClock(clock), ThrottleWindow(16*time.Second), ThrottleRand(rand.NewPCG(1, 2)))
 	assert.Zero(t, th.Probability())
 	require.Equal(t, 10, throttled(t, th, clock, 10, nil))
+	clock.Advance(time.Second)
 	assert.Zero(t, th.Probability())
 	// 10 requests, 10 accepts: 10 more requests without an accept make
 	// (20 − 2·10)/21 = 0, the 11th (21 − 20)/22.
 	require.Equal(t, 10, throttled(t, th, clock, 10, errBoom))
+	assert.Zero(t, th.Probability(), "the current step does not count yet")
+	clock.Advance(time.Second)
 	assert.Zero(t, th.Probability())
 	throttled(t, th, clock, 1, errBoom)
+	clock.Advance(time.Second)
 	assert.InDelta(t, 1.0/22, th.Probability(), 1e-15)
 	assert.Equal(t, "retry.Throttle{p: 0.04545, K: 2}", th.String())
 	assert.Equal(t, "<nil>", (*Throttle)(nil).String())
@@ -48,7 +57,60 @@ func TestThrottleProbability(t *testing.T) {
 		th := NewThrottle(ThrottleClock(clock), ThrottleK(1.5))
 		throttled(t, th, clock, 10, nil)
 		throttled(t, th, clock, 6, errBoom)
+		clock.Advance(time.Second)
 		assert.InDelta(t, (16-15.0)/17, th.Probability(), 1e-15)
+	})
+
+	t.Run("at most 0.9", func(t *testing.T) {
+		th := NewThrottle(ThrottleClock(clock), ThrottleRand(rand.NewPCG(1, 2)))
+		throttled(t, th, clock, 1000, errBoom)
+		clock.Advance(time.Second)
+		assert.Equal(t, 0.9, th.Probability(), "1000 failures and no accept")
+		// However long it lasts, a tenth of the attempts go out.
+		reached := 0
+		for range 1000 {
+			clock.Advance(10 * time.Millisecond)
+			reached += throttled(t, th, clock, 1, errBoom)
+		}
+		assert.InDelta(t, 100, reached, 30)
+		assert.Equal(t, 0.9, th.Probability())
+	})
+
+	t.Run("the weight", func(t *testing.T) {
+		// A window of 16s, a failed share at the balance of K = 2 (a half)
+		// over the last 8s: the book's probability. A quarter of that share
+		// or more: the same. Less: in proportion, down to 0.
+		for _, tt := range []struct {
+			name           string
+			failed, answer int // in the last 8s, after 8s of 100 failures
+			want           float64
+		}{
+			{"balance", 10, 10, 1},
+			{"a quarter of the balance", 1, 7, 1},
+			{"half of that", 1, 15, 0.5},
+			{"none failed", 0, 20, 0},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				clock := NewFakeClock(epoch)
+				th := NewThrottle(ThrottleClock(clock), ThrottleWindow(16*time.Second), ThrottleRand(rand.NewPCG(1, 2)))
+				throttled(t, th, clock, 100, errBoom)
+				clock.Advance(8 * time.Second)
+				// p is 0.9 now; the calls below are made under a fresh
+				// Throttle's counts so that none is rejected: the same
+				// counts, made directly.
+				tick, _ := th.w.now(clock, nil)
+				for range tt.failed {
+					th.settle(throttleTicket{tick: tick, ok: true}, failed)
+				}
+				for range tt.answer {
+					th.settle(throttleTicket{tick: tick, ok: true}, accepted)
+				}
+				clock.Advance(time.Second)
+				r, a := float64(100+tt.failed+tt.answer), float64(tt.answer)
+				book := min(0.9, max(0, (r-2*a)/(r+1)))
+				assert.InDelta(t, tt.want*book, th.Probability(), 1e-12)
+			})
+		}
 	})
 }
 
@@ -151,8 +213,9 @@ func TestThrottleRejects(t *testing.T) {
 	clock := NewFakeClock(epoch)
 	th := NewThrottle(ThrottleClock(clock), ThrottleRand(rand.NewPCG(1, 2)))
 	throttled(t, th, clock, 100, errBoom)
-	// No accepts: p = R/(R+1) with R = 100 requests, rejected ones included.
-	assert.InDelta(t, 100.0/101, th.Probability(), 1e-15)
+	clock.Advance(time.Second)
+	// No accepts: p = R/(R+1) with R = 100 requests, at most 0.9.
+	assert.Equal(t, 0.9, th.Probability())
 	r, _ := th.counts()
 	assert.Equal(t, uint64(100), r)
 
@@ -161,7 +224,7 @@ func TestThrottleRejects(t *testing.T) {
 		var outcome Outcome
 		calls := 0
 		var err error
-		for calls = 1; calls > 0; { // the 1% let through: again
+		for calls = 1; calls > 0; { // the 10% let through: again
 			calls = 0
 			err = Do(t.Context(), Constant(0).Take(3), func(context.Context) error { calls++; return errBoom },
 				WithThrottle(th), WithClock(clock), WithBudget(budget), OnDone(func(o Outcome) { outcome = o }))
@@ -285,16 +348,28 @@ func TestThrottleBadInput(t *testing.T) {
 		{"window 0", "retry: ThrottleWindow: window 0s is not positive", func() { ThrottleWindow(0) }},
 		{"window negative", "retry: ThrottleWindow: window -1s is not positive", func() { ThrottleWindow(-time.Second) }},
 		{"nil Throttle", "retry: WithThrottle: nil Throttle", func() { WithThrottle(nil) }},
+		{"zero Throttle", "retry: WithThrottle: the zero Throttle; make one with NewThrottle", func() { WithThrottle(&Throttle{}) }},
+		{"zero Throttle's Probability", "retry: Throttle.Probability: the zero Throttle; make one with NewThrottle", func() { _ = new(Throttle).Probability() }},
 	} {
 		t.Run(tt.name, func(t *testing.T) { assert.PanicsWithValue(t, tt.want, tt.f) })
 	}
+}
+
+// TestThrottleZero checks that the zero Throttle says what it is and
+// cannot reach a call: it has no window to count in.
+func TestThrottleZero(t *testing.T) {
+	var th Throttle
+	assert.Equal(t, "retry.Throttle{}", th.String())
+	assert.PanicsWithValue(t, "retry: WithThrottle: the zero Throttle; make one with NewThrottle", func() {
+		_ = Do(t.Context(), Delays(), func(context.Context) error { return nil }, WithThrottle(&th))
+	})
 }
 
 func nan() float64 { z := 0.0; return z / z }
 func inf() float64 { z := 0.0; return 1 / z }
 
 // FuzzThrottle checks a Throttle's arithmetic against a model: a map of
-// buckets, summed over the window. Each byte of ops is a step: advance the
+// steps, summed over the window and over its last half. Each byte of ops is a step: advance the
 // clock, or an attempt that is accepted, fails or is cancelled.
 func FuzzThrottle(f *testing.F) {
 	f.Add([]byte{1, 2, 2, 2, 3, 0x40, 2, 2}, 2.0, uint64(1))
@@ -306,18 +381,33 @@ func FuzzThrottle(f *testing.F) {
 		const window = 16 * time.Second
 		clock := NewFakeClock(epoch)
 		th := NewThrottle(ThrottleClock(clock), ThrottleK(k), ThrottleWindow(window), ThrottleRand(rand.NewPCG(seed, seed)))
-		type counts struct{ r, a int64 }
+		type counts struct{ sent, a, rejected int64 }
 		model := map[int64]counts{}
 		tick := int64(0)
+		// want is the Throttle's rule, written out: the book's formula over
+		// the 15 steps before the current one, rejections included, at
+		// most 0.9, times the weight from the 8 steps before it.
 		want := func() float64 {
-			var r, a int64
+			var r, a, sent, acc int64
 			for tk, c := range model {
-				if tk > tick-windowBuckets && tk <= tick {
-					r += c.r
+				if tk >= tick-(windowBuckets-1) && tk < tick {
+					r += c.sent + c.rejected
 					a += c.a
 				}
+				if tk >= tick-8 && tk < tick {
+					sent += c.sent
+					acc += c.a
+				}
 			}
-			return max(0, (float64(r)-k*float64(a))/(float64(r)+1))
+			p := min(0.9, max(0, (float64(r)-k*float64(a))/(float64(r)+1)))
+			switch failed := float64(sent - acc); {
+			case sent == 0:
+			case failed == 0:
+				p = 0
+			default:
+				p *= min(1, failed/(float64(sent)*(1-1/k)/4))
+			}
+			return p
 		}
 		for _, op := range ops {
 			if op&3 == 0 {
@@ -329,20 +419,22 @@ func FuzzThrottle(f *testing.F) {
 			p := want()
 			require.InDelta(t, p, th.current(tick), 1e-12, "the hot path's probability")
 			require.InDelta(t, p, th.Probability(), 1e-12)
-			require.True(t, p >= 0 && p < 1)
+			require.True(t, p >= 0 && p <= 0.9)
 			tk, ok := th.admit(nil)
 			c := model[tick]
-			c.r++
-			if ok {
+			if !ok {
+				c.rejected++
+			} else {
 				switch op & 3 {
 				case 1:
 					th.settle(tk, accepted)
+					c.sent++
 					c.a++
 				case 2:
 					th.settle(tk, failed)
+					c.sent++
 				case 3:
 					th.settle(tk, neither)
-					c.r--
 				}
 			}
 			model[tick] = c

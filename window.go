@@ -179,35 +179,3 @@ func (w *window) clear() {
 		}
 	}
 }
-
-// pastSum caches the counts of the buckets of a window before tick, which
-// change only through late writes, so that a reader sums the current bucket
-// alone. It is a sequence lock: a reader that sees the sequence odd, or
-// changed, computes the sums itself.
-type pastSum struct {
-	seq  atomic.Uint64
-	tick atomic.Int64
-	a, b atomic.Uint64
-}
-
-// load returns the cached sums for tick, if they are there.
-func (p *pastSum) load(tick int64) (a, b uint64, ok bool) {
-	s := p.seq.Load()
-	if s&1 != 0 || s == 0 || p.tick.Load() != tick {
-		return 0, 0, false
-	}
-	a, b = p.a.Load(), p.b.Load()
-	return a, b, p.seq.Load() == s
-}
-
-// store caches the sums for tick, unless another goroutine is storing.
-func (p *pastSum) store(tick int64, a, b uint64) {
-	s := p.seq.Load()
-	if s&1 != 0 || !p.seq.CompareAndSwap(s, s+1) {
-		return
-	}
-	p.tick.Store(tick)
-	p.a.Store(a)
-	p.b.Store(b)
-	p.seq.Store(s + 2)
-}

@@ -112,6 +112,7 @@ func TestThrottlePerTarget(t *testing.T) {
 		retrygrpc.With(retry.WithClock(clock)), retrygrpc.Throttle(func(string) *retry.Throttle { return th }))))
 	throttled := 0
 	for range 50 {
+		clock.Advance(50 * time.Millisecond) // the probability changes once per step of the window (5s/16)
 		_, err := check(t.Context(), cc)
 		if errors.Is(err, retry.ErrThrottled) {
 			throttled++

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retryotel"
@@ -20,6 +21,7 @@ func TestThrottle(t *testing.T) {
 	opts := append(r.tel.Options(), retry.WithClock(clock), retry.WithThrottle(th))
 	throttled, exhausted := 0, 0
 	for range 50 {
+		clock.Advance(100 * time.Millisecond) // the probability changes once per step of the window (5s/16)
 		err := retry.Do(context.Background(), retry.Constant(0).Take(0), func(context.Context) error { return errFlaky }, opts...)
 		switch {
 		case errors.Is(err, retry.ErrThrottled):

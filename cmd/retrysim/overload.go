@@ -347,8 +347,8 @@ func (st overloadStrategy) options(cfg *overloadConfig, clock retry.Clock, src r
 	case ovBudgetThrottle:
 		return []retry.Option{budget(), throttle()}
 	case ovBreakerBackoff:
-		// The default open periods, Exponential(5s).Cap(2m): longer each
-		// time the probes fail.
+		// The Breaker's default open periods, Constant(5s) since issue 28
+		// (they were Exponential(5s).Cap(2m)).
 		return []retry.Option{retry.WithBreaker(retry.NewBreaker(retry.BreakerWindow(cfg.breakerWin), retry.BreakerClock(clock)))}
 	}
 	panic("retrysim: unknown overload strategy " + string(st))

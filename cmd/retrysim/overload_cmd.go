@@ -26,7 +26,7 @@ each process keeps one of the following per dependency, on simulated time:
                    otherwise its defaults: ratio 0.5, 20 outcomes at least, 1 probe
   budget+throttle  both the budget and the throttle
   breaker+backoff  NewBreaker(BreakerWindow(-breaker-window)) with its default open periods,
-                   Exponential(5s).Cap(2m); only when -strategies names it
+                   Constant(5s); only when -strategies names it
 
 Reports the goodput (requests that succeeded, of those started from the
 outage on), the calls reaching the dependency during the outage as a
@@ -61,9 +61,9 @@ func runOverloadCmd(args []string, o *output) error {
 	fs.Float64Var(&cfg.budgetRatio, "budget-ratio", 0.1, "retries per request that each process's Budget allows")
 	fs.IntVar(&cfg.budgetReserve, "budget-reserve", 10, "reserve of each process's Budget, in retries")
 	fs.Float64Var(&cfg.throttleK, "throttle-k", 2, "K of each process's Throttle: it refuses calls once requests exceed K × accepted")
-	fs.DurationVar(&cfg.throttleWin, "throttle-window", 2*time.Minute, "the window over which each Throttle counts requests and accepts")
+	fs.DurationVar(&cfg.throttleWin, "throttle-window", 5*time.Second, "the window over which each Throttle counts requests and accepts (NewThrottle's default)")
 	fs.DurationVar(&cfg.breakerOpen, "breaker-open", 5*time.Second, "the fixed open period of each process's Breaker")
-	fs.DurationVar(&cfg.breakerWin, "breaker-window", time.Minute, "the window over which each Breaker counts outcomes")
+	fs.DurationVar(&cfg.breakerWin, "breaker-window", 5*time.Second, "the window over which each Breaker counts outcomes (NewBreaker's default)")
 	list := fs.String("strategies", joinStrategies(overloadStrategies), "comma-separated strategies to compare; breaker+backoff is not among the default ones")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of every random draw")
 	asJSON := fs.Bool("json", false, "print the results as JSON on stdout, and nothing else there")

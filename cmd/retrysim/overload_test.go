@@ -148,9 +148,9 @@ func TestOverloadThrottleNearK(t *testing.T) {
 	}
 }
 
-// TestOverloadDefaultWindowsTooSlow checks what the README reports: with
-// the SRE book's 2-minute window, a 30s outage at 10% never makes the
-// Throttle reject anything. The fleet here is the default one at a fifth of
+// TestOverloadDefaultWindowsTooSlow checks what docs/OVERLOAD.md reports:
+// with the SRE book's 2-minute window (the default before issue 28), a 30s
+// outage at 10% goes unshed. The fleet here is the default one at a fifth of
 // the rate and capacity, which changes none of the proportions: over the
 // window, the requests (about 2.8 per second and request rate during the
 // outage, every attempt counting, 1 before it) stay below twice the accepts
@@ -162,8 +162,10 @@ func TestOverloadDefaultWindowsTooSlow(t *testing.T) {
 	cfg.warmup, cfg.outage, cfg.after = 2*time.Minute, 30*time.Second, 10*time.Second
 	cfg.throttleWin = 2 * time.Minute
 	r := overloadOne(&cfg, ovThrottle)
-	if r.RejectedPct != 0 || r.OutageLoadX < 13 {
-		t.Errorf("the throttle refused %v%% of the requests, outage load %v×; want none refused, the load of none", r.RejectedPct, r.OutageLoadX)
+	// (A few attempts are refused, 0.05% of the requests: by the outage's
+	// end the requests come within a tenth of K times the accepts.)
+	if r.RejectedPct > 0.1 || r.OutageLoadX < 13 {
+		t.Errorf("the throttle refused %v%% of the requests, outage load %v×; want next to none refused, the load of none", r.RejectedPct, r.OutageLoadX)
 	}
 	cfg.outage = 90 * time.Second // long enough to catch up with
 	if r := overloadOne(&cfg, ovThrottle); r.RejectedPct < 10 {
