@@ -97,6 +97,46 @@
 // takes exactly 7 s of bubble time (1 s + 2 s + 4 s) and no real time. This
 // also covers AttemptTimeout, whose contexts always use the real clock.
 //
+// # Options and entry points
+//
+// An option means something on every entry point that takes it; an entry
+// point given one it refuses panics, with a message naming both, when the
+// call is made (Retry, Do, Hedge) or when the adapter is built (retryhttp's
+// NewTransport, NewClient and NewHedgingTransport). None is ignored:
+//
+//	option          Retry   Do      Hedge   NewTransport  NewHedging-
+//	                                        NewClient     Transport
+//	WithClock       yes     yes     yes     yes           yes
+//	If              yes     yes     yes     yes           yes
+//	OnRetry         yes     yes     yes (1) yes           yes (1)
+//	OnDone          yes     yes     yes     yes           yes
+//	OnHedgeDone     refused refused yes     refused       yes (2)
+//	IfValue         yes     refused refused refused       refused
+//	Discard         yes (3) refused yes     refused       yes
+//	MaxRetriesIf    yes     yes     yes (4) yes           yes (4)
+//	MaxElapsed      yes     yes     yes (5) yes           yes (5)
+//	MaxPushback     yes     yes     yes     yes           refused
+//	AttemptTimeout  yes     yes     yes     yes           yes
+//	Observe         yes     yes     yes     yes           yes
+//	WithBudget      yes     yes     yes     yes           yes
+//	WithThrottle    yes     yes     yes     yes           yes
+//	WithBreaker     yes     yes     yes     yes           yes
+//	WithLimiter     yes     yes     yes     yes           yes
+//	WithLogger      yes     yes     yes     yes           yes
+//
+// On Hedge: (1) before each attempt after the first; (2) for the requests
+// that race, not those sent once; (4) the (n+1)-th matching failure ends
+// the call, as an If that rejects it would; (5) no attempt starts more than
+// d after the first, those in flight finish, and the call gives up with
+// ErrMaxElapsed if none succeeds. (3) With IfValue: each rejected value that
+// the next attempt replaces. The refusals: Do has no value to judge or
+// release; OnHedgeDone reports on a Hedge only (use OnDone); Hedge cannot
+// judge values; a retryhttp Transport judges responses with ShouldRetry and
+// closes those it does not return, and a race ignores Retry-After. The
+// modules retrygrpc, retryconnect, retryotel and retrysql hand their options
+// to Retry, Do or Hedge, whose refusals then apply at the call. The test that
+// walks every option and entry point is TestOptionsByEntryPoint.
+//
 // # Concurrency and cost
 //
 // Schedules, Options, Budgets, Latencies and FakeClocks are safe for

@@ -2,7 +2,6 @@ package retry
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -18,24 +17,24 @@ import (
 // them (see Discard). A retryable failure starts the next attempt at once, or
 // once its pushback has elapsed; any other failure ends the call as Retry
 // does. Hedge gives up with an *Error that unwraps to the reason
-// (ErrExhausted, ErrBudgetExhausted, ErrThrottled, ErrOpen or
-// context.Cause(ctx)) and to the last failure's error. It ignores MaxElapsed
-// and MaxRetriesIf. How each option, pushback and Clock acts on it, and its
-// cost, are in docs/HEDGING.md ("Hedge in detail").
+// (ErrExhausted, ErrBudgetExhausted, ErrThrottled, ErrOpen,
+// ErrMaxElapsed or context.Cause(ctx)) and to the last failure's error. How
+// each option acts on it is in the package documentation ("Options and entry
+// points"); pushback, Clock and cost in docs/HEDGING.md ("Hedge in detail").
 //
 // Every attempt runs on a goroutine of its own; once every call of fn has
 // returned, nothing of Hedge remains. A panic or runtime.Goexit in fn that
 // reaches Hedge before it has decided is raised again on the caller's
 // goroutine. Hedge panics if s or fn is nil, if a Discard option's function
-// does not take a T, or if given an IfValue.
+// does not take a T, or if given an IfValue, before any attempt.
 func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	mustSchedule("Hedge", s)
 	if fn == nil {
 		panic("retry: Hedge: nil function")
 	}
+	checkOptions[T](entryHedge, opts)
 	release := releaseOf[T](opts)
 	cfg := newConfig(opts)
-	mustNoValue("Hedge", &cfg)
 	reports := hedgeReports(opts)
 	if ctx.Err() != nil {
 		var zero T
@@ -71,13 +70,16 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	if h.cfg.hasIf || h.cfg.hasHooks {
 		h.keep(opts)
 	}
+	if h.cfg.hasLimits {
+		h.rare().limits = limitsOf(opts)
+	}
 	if c, ok := h.cfg.clock.(*FakeClock); ok && c != nil {
 		h.sequential = true
 	}
 	h.pending = h.inline[:0]
 	h.ctxDone = ctx.Done()
 	h.actx, h.cancel = context.WithCancelCause(ctx)
-	if start := h.cfg.begin(); h.cfg.hasHooks || h.cfg.hasDone {
+	if start := h.cfg.begin(); h.cfg.hasHooks || h.cfg.hasDone || h.cfg.maxElapsed > 0 {
 		h.rare().start = start
 	} else if reports {
 		h.rare().start = h.cfg.now()
@@ -125,17 +127,14 @@ func (h *hedge[T]) keep(opts []Option) {
 }
 
 // releaseOf returns the function that releases dropped values for the
-// Discard options in opts, or nil; it panics if one does not take a T.
+// Discard options in opts, checked by checkOptions, or nil.
 func releaseOf[T any](opts []Option) func(T) {
 	var release func(T)
 	for _, o := range opts {
 		if o.kind != discardOption {
 			continue
 		}
-		f, ok := o.ref.(func(T))
-		if !ok {
-			panic(fmt.Sprintf("retry: Hedge: Discard's function is a %T, not a %T", o.ref, f))
-		}
+		f := o.ref.(func(T))
 		if release == nil {
 			release = f
 			continue

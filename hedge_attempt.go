@@ -234,6 +234,12 @@ func (h *hedge[T]) handle(o outcome[T]) (time.Duration, error) {
 		}
 		return 0, nil
 	}
+	if h.x != nil && h.x.limits != nil && countLimits(h.x.limits, err) {
+		// As in Retry: MaxRetriesIf's limit ends the call, as an If that
+		// rejects err would, but with an *Error.
+		h.giveUp(ErrExhausted)
+		return 0, nil
+	}
 	var hold time.Duration
 	if pb != nil {
 		hold = min(pb.wait(h.cfg.now), h.cfg.maxPushback)

@@ -42,6 +42,9 @@ func (h *hedge[T]) drain() {
 		case h.outstanding == 0 && h.refused:
 			h.giveUp(ErrBudgetExhausted)
 			return
+		case h.outstanding == 0 && h.expired:
+			h.giveUp(ErrMaxElapsed)
+			return
 		case h.outstanding == 0:
 			h.giveUp(ErrExhausted)
 			return

@@ -23,9 +23,9 @@ type HedgeResult struct {
 // ends, as OnDone does (at the same moment, on Hedge's goroutine, with the
 // same Outcome, after the OnDone hooks), and with which attempt won and how
 // many failed. Use it to count the hedges that won, or the attempts that
-// Hedge abandoned. Retry and Do ignore it. Several OnHedgeDone hooks all
-// run, in the order given. Like OnDone, it allocates nothing more than the
-// same call without it.
+// Hedge abandoned. Retry and Do panic if given it. Several OnHedgeDone hooks
+// all run, in the order given. Like OnDone, it allocates nothing more than
+// the same call without it.
 //
 // OnHedgeDone panics if f is nil.
 func OnHedgeDone(f func(Outcome, HedgeResult)) Option {

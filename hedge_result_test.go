@@ -97,12 +97,17 @@ func TestOnHedgeDone(t *testing.T) {
 			synctest.Wait()
 		})
 	})
-	t.Run("Retry and Do ignore it", func(t *testing.T) {
-		called := false
+	t.Run("Retry and Do refuse it, before the first attempt", func(t *testing.T) {
+		called, calls := false, 0
 		hook := OnHedgeDone(func(Outcome, HedgeResult) { called = true })
-		_, _ = Retry(context.Background(), Constant(0).Take(1), func(context.Context) (int, error) { return 0, errFlaky }, hook)
-		_ = Do(context.Background(), Constant(0).Take(1), func(context.Context) error { return nil }, hook)
+		assert.PanicsWithValue(t, "retry: Retry: OnHedgeDone reports on Hedge calls only; use OnDone", func() {
+			_, _ = Retry(context.Background(), Constant(0).Take(1), func(context.Context) (int, error) { calls++; return 0, errFlaky }, hook)
+		})
+		assert.PanicsWithValue(t, "retry: Do: OnHedgeDone reports on Hedge calls only; use OnDone", func() {
+			_ = Do(context.Background(), Constant(0).Take(1), func(context.Context) error { calls++; return nil }, hook)
+		})
 		assert.False(t, called)
+		assert.Zero(t, calls)
 	})
 	t.Run("nil panics", func(t *testing.T) {
 		assert.PanicsWithValue(t, "retry: OnHedgeDone: nil function", func() { OnHedgeDone(nil) })

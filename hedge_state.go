@@ -62,6 +62,7 @@ type hedge[T any] struct {
 	refused     bool  // a Budget refused an attempt
 	blocked     error // the reason a Throttle or Breaker did not let an attempt through
 	stopped     bool  // a failure asked for no retry (a negative pushback): no attempt starts any more
+	expired     bool  // MaxElapsed's limit let no more attempts start
 	done        bool  // v and err are the result
 
 	// For OnHedgeDone (hedge_result.go), read and written by Hedge's goroutine only.
@@ -87,11 +88,12 @@ type hedge[T any] struct {
 // function) reads or writes it; rare makes it when first needed.
 type hedgeRare[T any] struct {
 	opts    []Option  // the If and OnRetry options; nil once Hedge has returned
-	start   time.Time // on the clock, when hooks need Elapsed
+	start   time.Time // on the clock, when hooks need Elapsed or MaxElapsed its limit
 	until   time.Time // on a custom clock, when the current sleep ends
 	stopErr error     // the error of the failure that asked not to be retried, unmarked
 	stopV   T         // and its value
 	reason  error     // why the call gave up, if it did, for OnDone
+	limits  []limit   // MaxRetriesIf's, with this call's counts
 }
 
 // rare returns h.x, made if need be.

@@ -345,11 +345,6 @@ func TestHedgeDiscard(t *testing.T) {
 		assert.Zero(t, calls)
 		assert.PanicsWithValue(t, "retry: Discard: nil function", func() { Discard[int](nil) })
 	})
-	t.Run("Retry and Do ignore it", func(t *testing.T) {
-		calls := 0
-		_, err := Retry(t.Context(), Constant(0).Take(1), script(&calls, errBoom), Discard(func(string) {}))
-		assert.NoError(t, err)
-	})
 }
 
 func TestHedgeOnRetry(t *testing.T) {

@@ -103,6 +103,12 @@ func (h *hedge[T]) wait(d time.Duration) bool {
 			case hold > 0:
 				wait, trigger, armed = hold, t, false
 			case trigger == nil:
+				if h.beyond(0) {
+					// MaxElapsed: a failure after the limit starts
+					// nothing (a wait was checked when it began).
+					h.expired = true
+					return false
+				}
 				return h.hedge(d, t)
 			default:
 				trigger = t // a pushback is being waited for
@@ -119,6 +125,17 @@ func (h *hedge[T]) wait(d time.Duration) bool {
 		}
 		if h.state.Load() == hedgeAbandoned {
 			return false
+		}
+		if !armed && h.beyond(wait) {
+			// No attempt may start when this wait ends: wait for the
+			// attempts outstanding instead, whose failure may start one
+			// in time, or give up if there are none.
+			if h.outstanding == 0 {
+				h.expired = true
+				return false
+			}
+			h.block()
+			continue
 		}
 		switch r, err := h.sleep(wait, &armed, trigger != nil); r {
 		case slept:

@@ -222,3 +222,100 @@ func TestMaxRetriesIf(t *testing.T) {
 		assert.PanicsWithValue(t, "retry: MaxRetriesIf: nil function", func() { MaxRetriesIf(1, nil) })
 	})
 }
+
+func TestHedgeMaxElapsed(t *testing.T) {
+	const ms = time.Millisecond
+	t.Run("no attempt starts past the limit; those in flight finish", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: time.Hour})
+			v, err := Hedge(t.Context(), Constant(30*ms).Take(5), r.fn, MaxElapsed(70*ms))
+			require.NoError(t, err)
+			assert.Equal(t, 1, v, "the first attempt, not cut short, wins")
+			synctest.Wait()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, []time.Duration{0, 30 * ms, 60 * ms}, r.starts, "the hedge due at 90ms is not started")
+		})
+	})
+	t.Run("a failure before the limit starts the next attempt; after it, the call gives up", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: 50 * ms, err: errBoom})
+			_, err := Hedge(t.Context(), Constant(time.Hour).Take(5), r.fn, MaxElapsed(120*ms))
+			var re *Error
+			require.ErrorAs(t, err, &re)
+			assert.ErrorIs(t, err, ErrMaxElapsed)
+			assert.ErrorIs(t, err, errBoom)
+			assert.Equal(t, 3, re.Attempts)
+			assert.Equal(t, 150*ms, time.Since(r.t0), "gives up when the last attempt fails")
+			synctest.Wait()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, []time.Duration{0, 50 * ms, 100 * ms}, r.starts)
+		})
+	})
+	t.Run("a pushback that would end past the limit, with nothing in flight, gives up at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: 10 * ms, err: RetryAfter(errBoom, time.Second)})
+			var reason error
+			_, err := Hedge(t.Context(), Constant(time.Hour).Take(5), r.fn, MaxElapsed(500*ms),
+				OnDone(func(o Outcome) { reason = o.Reason }))
+			assert.ErrorIs(t, err, ErrMaxElapsed)
+			assert.Equal(t, ErrMaxElapsed, reason)
+			assert.Equal(t, 10*ms, time.Since(r.t0))
+		})
+	})
+	t.Run("on a FakeClock, as Retry", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		var at []time.Duration
+		_, err := Hedge(t.Context(), Constant(time.Hour).Take(5), timed(clock, s1, &at, repeat(errBoom, 9)...),
+			WithClock(clock), MaxElapsed(5*s1/2))
+		assert.Equal(t, []time.Duration{0, s1, 2 * s1}, at, "the fourth would start at 3s")
+		assert.ErrorIs(t, err, ErrMaxElapsed)
+		assert.ErrorIs(t, err, errBoom)
+	})
+	t.Run("without it, the schedule's end is the reason", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: 50 * ms, err: errBoom})
+			_, err := Hedge(t.Context(), Constant(time.Hour).Take(2), r.fn)
+			assert.ErrorIs(t, err, ErrExhausted)
+			assert.NotErrorIs(t, err, ErrMaxElapsed)
+		})
+	})
+}
+
+func TestHedgeMaxRetriesIf(t *testing.T) {
+	const ms = time.Millisecond
+	t.Run("the (n+1)-th matching failure ends the call", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: 10 * ms, err: errBoom}, replica{lat: 10 * ms, err: errLimited})
+			_, err := Hedge(t.Context(), Constant(time.Hour).Take(5), r.fn, MaxRetriesIf(2, isLimited))
+			var re *Error
+			require.ErrorAs(t, err, &re)
+			assert.ErrorIs(t, err, ErrExhausted)
+			assert.Equal(t, errLimited, re.Last)
+			assert.Equal(t, 4, re.Attempts, "one other failure, then three rate-limit errors")
+		})
+	})
+	t.Run("as an If would, it cancels the attempts in flight", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			r := newReplicas(replica{lat: time.Hour}, replica{lat: 10 * ms, err: errLimited})
+			_, err := Hedge(t.Context(), Constant(5*ms).Take(3), r.fn, MaxRetriesIf(0, isLimited))
+			assert.ErrorIs(t, err, ErrExhausted)
+			assert.ErrorIs(t, err, errLimited)
+			synctest.Wait()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			assert.Equal(t, ErrHedgeLost, r.causes[1])
+		})
+	})
+	t.Run("counts belong to the call", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			shared := MaxRetriesIf(1, isLimited)
+			for range 3 {
+				r := newReplicas(replica{lat: 10 * ms, err: errLimited}, replica{lat: 10 * ms})
+				_, err := Hedge(t.Context(), Constant(time.Hour).Take(5), r.fn, shared)
+				require.NoError(t, err)
+			}
+		})
+	})
+}

@@ -23,6 +23,7 @@ func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T
 	}
 	if cfg.hasValue {
 		l.preds = valuePreds[T](opts)
+		l.release, l.rejected = releaseOf[T](opts), err == nil
 	}
 	out := l.run(s, err, own)
 	if cfg.hasDone {
@@ -76,9 +77,9 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 	if len(opts) > 0 {
 		cfg = newConfig(opts)
 		if fnErr != nil {
-			mustNoValue("Do", &cfg)
-		} else if cfg.hasValue {
-			checkValues[T]("Retry", opts)
+			checkOptions[T](entryDo, opts)
+		} else {
+			checkOptions[T](entryRetry, opts)
 		}
 	}
 	if ctx.Err() != nil {
@@ -144,6 +145,11 @@ type loop[T any] struct {
 	timer  *time.Timer                      // the real clock's, reused between the call's waits
 	out    error                            // the result, once done
 	done   bool                             // the call has its result
+
+	// Discard's, with IfValue (nil without), and whether v is a value
+	// IfValue rejected, to release if another attempt follows.
+	release  func(T)
+	rejected bool
 }
 
 // limit is a MaxRetriesIf option and the count of the call's failures it
@@ -164,26 +170,14 @@ func (l *loop[T]) init(ctx context.Context, cfg *config, opts []Option, start ti
 		l.opts = slices.Clone(opts)
 	}
 	if cfg.hasLimits {
-		for _, o := range opts {
-			if o.kind == maxRetriesIfOption {
-				l.limits = append(l.limits, limit{match: o.ref.(func(error) bool), retries: o.n})
-			}
-		}
+		l.limits = limitsOf(opts)
 	}
 }
 
 // exceeded counts err against the MaxRetriesIf limits and reports whether
 // one of them has no retry left for it.
 func (l *loop[T]) exceeded(err error) bool {
-	for i := range l.limits {
-		lim := &l.limits[i]
-		if lim.match(err) {
-			if lim.seen++; lim.seen > lim.retries {
-				return true
-			}
-		}
-	}
-	return false
+	return countLimits(l.limits, err)
 }
 
 // fail is the runner's fail, then the MaxRetriesIf limits.
@@ -249,6 +243,9 @@ func (l *loop[T]) step(d time.Duration) bool {
 	if !l.permit() {
 		return false
 	}
+	if l.rejected && l.release != nil {
+		l.release(l.v) // dropped: the attempt about to be made replaces it
+	}
 	var err error
 	var own bool
 	if l.fnErr != nil {
@@ -257,6 +254,7 @@ func (l *loop[T]) step(d time.Duration) bool {
 		l.v, err, own = call(l.ctx, l.fn, l.cfg.attempt())
 	}
 	l.n++
+	l.rejected = err == nil
 	if err == nil && (l.preds == nil || !rejects(l.preds, l.v)) {
 		if l.g.on() {
 			l.g.leave(&l.p, accepted)

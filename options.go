@@ -11,7 +11,9 @@ import (
 // WithThrottle, WithBreaker, WithLogger, WithLimiter);
 // the zero Option does nothing. Options are plain values: they can be built
 // once and shared by any number of calls and goroutines, and building one at
-// the call site allocates nothing.
+// the call site allocates nothing. An entry point given an option that means
+// nothing to it panics (the table is in the package documentation, "Options
+// and entry points").
 //
 // Option is a struct with unexported fields rather than an interface: it is
 // just as closed to other packages and just as free to grow, and it needs no
@@ -139,7 +141,8 @@ func Observe(lat *Latency) Option {
 // cut attempts short, give ctx a deadline, or use AttemptTimeout. If ctx's
 // deadline would pass during the same wait, the reason is
 // context.DeadlineExceeded instead. A later MaxElapsed replaces an earlier
-// one. Hedge ignores MaxElapsed.
+// one. On Hedge, no attempt starts more than d after the first did; those in
+// flight finish, and if none succeeds Hedge gives up with ErrMaxElapsed.
 //
 // MaxElapsed panics if d is not positive.
 func MaxElapsed(d time.Duration) Option {
@@ -160,12 +163,12 @@ func MaxElapsed(d time.Duration) Option {
 // and only the errors that would otherwise be retried: Permanent errors, and
 // errors an If rejects, end the call before it is asked. A value rejected by
 // IfValue has no error and never counts. The counts belong to the call:
-// each Retry or Do call starts from zero, so one Option can be shared by any
-// number of calls and goroutines. Several MaxRetriesIf options count
+// each call starts from zero, so one Option can be shared by any number of
+// calls and goroutines. Several MaxRetriesIf options count
 // separately, an error counting for each one whose match accepts it, and
 // the first to run out ends the call. With n = 0 the first matching failure
 // ends the call, as an If that rejects it would, but with an *Error rather
-// than the error as it is. Hedge ignores MaxRetriesIf.
+// than the error as it is. On Hedge too, which cancels its other attempts.
 //
 // MaxRetriesIf panics if n is negative or match is nil.
 func MaxRetriesIf(n int, match func(error) bool) Option {
@@ -178,20 +181,21 @@ func MaxRetriesIf(n int, match func(error) bool) Option {
 	return Option{kind: maxRetriesIfOption, n: n, ref: match}
 }
 
-// Discard returns an Option that makes Hedge pass release every value it
-// drops, so that values holding resources (an *http.Response, a connection)
-// are released: the value of each attempt that succeeded but lost, because
-// another attempt had already won or Hedge had already returned. release
-// is never passed the value Hedge returns, nor the value of a failed
-// attempt (as with Retry, a failing fn should release what it does not
-// return; Hedge returns the last failure's value when it gives up, and drops
-// the earlier ones). Each value is passed once, on the goroutine of the
-// attempt that made it or on Hedge's, possibly after Hedge has returned, and
-// possibly concurrently with other calls of release. Retry and Do ignore
-// Discard. Several Discard options all run, in the order given.
+// Discard returns an Option that makes Hedge, or Retry, pass release every
+// value it drops, so that values holding resources (an *http.Response, a
+// connection) are released: in Hedge, the value of each attempt that
+// succeeded but lost, because another attempt had already won or Hedge had
+// already returned; in Retry, each value IfValue rejected that the next
+// attempt replaces. release is never passed the value the call returns, nor
+// the value of a failed attempt (a failing fn should release what it does
+// not return). Each value is passed once: in Hedge on the goroutine of the
+// attempt that made it or on Hedge's, possibly after Hedge has returned and
+// concurrently with other calls of release; in Retry on its goroutine,
+// before the next attempt. Several Discard options all run, in the order
+// given.
 //
-// Discard panics if release is nil. Hedge panics if T is not the type of its
-// function's value.
+// Discard panics if release is nil. Retry and Hedge panic if T is not the
+// type of their function's value, and Do panics if given a Discard.
 func Discard[T any](release func(T)) Option {
 	if release == nil {
 		panic("retry: Discard: nil function")

@@ -26,8 +26,8 @@ import (
 // when the first attempt succeeds. How it ranges s, what it allocates when it
 // retries and the edge cases above are in docs/OPTIONS.md ("Retry in
 // detail"). A panic in fn propagates to the caller. Retry panics if s or fn
-// is nil, before anything else, even if ctx is done, and if an IfValue
-// option's function does not take a T.
+// is nil, before anything else, even if ctx is done, if an IfValue or
+// Discard option's function does not take a T, and if given an OnHedgeDone.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	// Retry and Do are small enough to be inlined, so that they add no frame
 	// of their own to the stack of a call that waits: retrying checks s, and
@@ -38,7 +38,8 @@ func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 // Do is Retry for functions that return only an error.
 //
 // Do panics if s or fn is nil, before anything else, even if ctx is done,
-// and if given an IfValue, which needs a value to judge.
+// and if given an IfValue or a Discard, which need a value, or an
+// OnHedgeDone.
 func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ...Option) error {
 	if fn == nil {
 		panic("retry: Do: nil function")

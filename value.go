@@ -1,7 +1,5 @@
 package retry
 
-import "fmt"
-
 // IfValue returns an Option that makes Retry treat a value for which retry
 // returns true as a failed attempt, to be retried like an error although fn
 // returned a nil error: a job still "pending", a page not yet ready. It is
@@ -21,8 +19,7 @@ import "fmt"
 // returned a nil error.
 //
 // IfValue panics if retry is nil. Retry panics if T is not the type of its
-// function's value, and Do and Hedge panic if given an IfValue: Do has no
-// value to judge, and a value Hedge drops could not be released.
+// function's value, and Do and Hedge panic if given an IfValue.
 func IfValue[T any](retry func(T) bool) Option {
 	if retry == nil {
 		panic("retry: IfValue: nil function")
@@ -37,21 +34,8 @@ func IfValue[T any](retry func(T) bool) Option {
 // call panics. It allocates nothing.
 func (o Option) JudgesValues() bool { return o.kind == ifValueOption }
 
-// checkValues panics, naming caller, if the function of an IfValue option
-// of opts does not take a T. It allocates nothing unless it panics.
-func checkValues[T any](caller string, opts []Option) {
-	for _, o := range opts {
-		if o.kind != ifValueOption {
-			continue
-		}
-		if f, ok := o.ref.(func(T) bool); !ok {
-			panic(fmt.Sprintf("retry: %s: IfValue's function is a %T, not a %T", caller, o.ref, f))
-		}
-	}
-}
-
 // rejected reports whether an IfValue option of opts, checked by
-// checkValues, returns true for v.
+// checkOptions, returns true for v.
 func rejected[T any](opts []Option, v T) bool {
 	for _, o := range opts {
 		if o.kind == ifValueOption && o.ref.(func(T) bool)(v) {
@@ -62,7 +46,7 @@ func rejected[T any](opts []Option, v T) bool {
 }
 
 // valuePreds returns the functions of the IfValue options of opts, checked
-// by checkValues, for a loop to keep.
+// by checkOptions, for a loop to keep.
 func valuePreds[T any](opts []Option) []func(T) bool {
 	var preds []func(T) bool
 	for _, o := range opts {
@@ -81,12 +65,4 @@ func rejects[T any](preds []func(T) bool, v T) bool {
 		}
 	}
 	return false
-}
-
-// mustNoValue panics when a call that has no value to judge, named caller,
-// is given an IfValue.
-func mustNoValue(caller string, cfg *config) {
-	if cfg.hasValue {
-		panic("retry: " + caller + " does not take IfValue, which needs Retry")
-	}
 }

@@ -134,10 +134,10 @@ func TestIfValue(t *testing.T) {
 		}, "even if ctx is done")
 	})
 	t.Run("Do, Hedge and nil panic", func(t *testing.T) {
-		assert.PanicsWithValue(t, "retry: Do does not take IfValue, which needs Retry", func() {
+		assert.PanicsWithValue(t, "retry: Do: IfValue has no value to judge; use it with Retry", func() {
 			_ = Do(t.Context(), Delays(), func(context.Context) error { return nil }, IfValue(pending))
 		})
-		assert.PanicsWithValue(t, "retry: Hedge does not take IfValue, which needs Retry", func() {
+		assert.PanicsWithValue(t, "retry: Hedge: IfValue is not supported; use it with Retry, or return an error for a value to retry", func() {
 			_, _ = Hedge(t.Context(), Delays(), func(context.Context) (string, error) { return "", nil }, IfValue(pending))
 		})
 		assert.PanicsWithValue(t, "retry: IfValue: nil function", func() { IfValue[string](nil) })
@@ -146,5 +146,48 @@ func TestIfValue(t *testing.T) {
 		calls := 0
 		_, err := Retry(t.Context(), Delays(), poll(&calls, "pending"), IfValue(pending))
 		assert.True(t, errors.Is(err, ErrExhausted))
+	})
+}
+
+func TestRetryDiscard(t *testing.T) {
+	t.Run("each value IfValue rejected is released once another attempt replaces it", func(t *testing.T) {
+		var released []string
+		calls := 0
+		v, err := Retry(t.Context(), Constant(s1), poll(&calls, "pending 1", "pending 2", "done"),
+			WithClock(NewFakeClock(epoch)), IfValue(func(s string) bool { return s != "done" }),
+			Discard(func(s string) { released = append(released, s) }))
+		require.NoError(t, err)
+		assert.Equal(t, "done", v)
+		assert.Equal(t, []string{"pending 1", "pending 2"}, released)
+	})
+	t.Run("the value returned when the call gives up is not released", func(t *testing.T) {
+		var released []string
+		calls := 0
+		v, err := Retry(t.Context(), Constant(s1).Take(2), poll(&calls, "pending 1", "pending 2", "pending 3"),
+			WithClock(NewFakeClock(epoch)), IfValue(func(string) bool { return true }),
+			Discard(func(s string) { released = append(released, s) }), Discard(func(string) { released = append(released, "again") }))
+		assert.ErrorIs(t, err, ErrExhausted)
+		assert.Equal(t, "pending 3", v)
+		assert.Equal(t, []string{"pending 1", "again", "pending 2", "again"}, released, "several Discards all run, in order")
+	})
+	t.Run("the value of a failed attempt is not released", func(t *testing.T) {
+		var released []int
+		calls := 0
+		_, err := Retry(t.Context(), Constant(s1).Take(1), func(context.Context) (int, error) {
+			calls++
+			return calls, errBoom
+		}, WithClock(NewFakeClock(epoch)), IfValue(func(int) bool { return true }),
+			Discard(func(v int) { released = append(released, v) }))
+		assert.ErrorIs(t, err, errBoom)
+		assert.Empty(t, released)
+	})
+	t.Run("the wrong type panics at the call, even if ctx is done", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		calls := 0
+		assert.PanicsWithValue(t, "retry: Retry: Discard's function is a func(int), not a func(string)", func() {
+			_, _ = Retry(ctx, Delays(), poll(&calls, "done"), Discard(func(int) {}))
+		})
+		assert.Zero(t, calls)
 	})
 }

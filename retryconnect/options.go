@@ -77,8 +77,9 @@ func Procedures(allow func(spec connect.Spec) bool) Option {
 // retry.Hedge the interceptor or Hedge makes: retry.WithClock, retry.If,
 // retry.OnRetry, retry.OnDone, retry.WithBudget, retry.MaxPushback,
 // retry.MaxElapsed, retry.MaxRetriesIf, retry.AttemptTimeout,
-// retry.Observe and retry.Discard work as those functions describe
-// (retry.Hedge ignores some of them). If predicates, MaxRetriesIf's match
+// retry.Observe and retry.Discard work as those functions describe, on the
+// entry points that take them (retry.Retry refuses retry.OnHedgeDone at the
+// call). If predicates, MaxRetriesIf's match
 // and OnRetry hooks see each attempt's *connect.Error, without its
 // pushback marker. With copies opts.
 //

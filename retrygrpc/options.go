@@ -115,11 +115,12 @@ func ReplayLimit(bytes int) Option {
 // retry.Hedge) the interceptor makes: retry.WithClock, retry.If,
 // retry.OnRetry, retry.OnDone, retry.WithBudget, retry.MaxPushback,
 // retry.MaxElapsed, retry.MaxRetriesIf, retry.AttemptTimeout, retry.Observe
-// and retry.Discard all work as those functions describe (retry.Hedge
-// ignores some of them). If predicates, MaxRetriesIf's match and OnRetry
-// hooks see each attempt's status error, without its pushback marker. For a
-// stream, the retries end at the commit, so OnDone runs then, not at the
-// end of the stream. With copies opts.
+// and retry.Discard all work as those functions describe, on the entry
+// points that take them (retry.Do refuses retry.Discard and
+// retry.OnHedgeDone at the call). If predicates, MaxRetriesIf's match and
+// OnRetry hooks see each attempt's status error, without its pushback
+// marker. For a stream, the retries end at the commit, so OnDone runs then,
+// not at the end of the stream. With copies opts.
 //
 // With panics if an option is a retry.IfValue: the interceptors judge a call
 // by its status, never by its reply (use Codes or retry.If).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/seed-b8c8f69d/retry"
@@ -27,17 +28,22 @@ import (
 // full rules (copies, losers, options, hooks, stacking a retrying Transport
 // on a hedging one) are in docs/HTTP.md ("NewHedgingTransport in detail").
 //
-// A nil base means http.DefaultTransport, read at each request.
-// NewHedgingTransport copies opts. It panics if s is nil or if given a
-// retry.IfValue (set ShouldRetry instead). RoundTrip panics, as retry.Hedge
+// A nil base means http.DefaultTransport, read at each request; the
+// retry.OnHedgeDone hooks see only the requests that race.
+// NewHedgingTransport copies opts. It panics if s is nil, if given a
+// retry.IfValue (set ShouldRetry instead) or a retry.MaxPushback (a race
+// does not wait for Retry-After). RoundTrip panics, as retry.Hedge
 // does, if a Discard option's function does not take an *http.Response.
 func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
 	if s == nil {
 		panic("retryhttp: NewHedgingTransport: nil schedule")
 	}
 	for _, o := range opts {
-		if o.JudgesValues() {
+		switch {
+		case o.JudgesValues():
 			panic("retryhttp: NewHedgingTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
+		case o.BoundsPushback():
+			panic("retryhttp: NewHedgingTransport: retry.MaxPushback has no pushback to bound: a race does not wait for Retry-After")
 		}
 	}
 	o := make([]retry.Option, 0, len(opts)+2)
@@ -45,10 +51,22 @@ func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry
 	o = append(o, closeLosers)
 	t := &Transport{base: base, schedule: s, opts: o, hedging: true}
 	if len(opts) > 0 {
-		// As in NewTransport: onceOpts shares o's array, past its end.
-		t.onceOpts = append(o, noBudget)
+		t.onceOpts = onceOptions(o)
 	}
 	return t
+}
+
+// onceOptions returns the options with which a hedging Transport sends a
+// request once, with retry.Retry: opts without the retry.OnHedgeDone hooks
+// (such a request is no race; it reports to retry.OnDone alone), then
+// noBudget. Without such a hook, as in NewTransport, the result shares
+// opts's array, past its end, which must have room for one more.
+func onceOptions(opts []retry.Option) []retry.Option {
+	if !slices.ContainsFunc(opts, retry.Option.ReportsHedges) {
+		return append(opts, noBudget)
+	}
+	once := slices.DeleteFunc(slices.Clone(opts), retry.Option.ReportsHedges)
+	return append(once, noBudget)
 }
 
 // closeLosers is the Discard option of every hedging Transport: it closes

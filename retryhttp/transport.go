@@ -219,11 +219,23 @@ type Transport struct {
 //
 // NewTransport panics if given a retry.IfValue: a response it rejected would
 // be neither returned nor closed. Set ShouldRetry instead, which sees the
-// whole response.
+// whole response. It panics if given a retry.Discard, since it closes every
+// response it does not return itself, or a retry.OnHedgeDone, which reports
+// on races only (use retry.OnDone, or NewHedgingTransport).
 func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
+	return newTransport("NewTransport", base, s, opts)
+}
+
+// newTransport is NewTransport, for a caller of that name.
+func newTransport(caller string, base http.RoundTripper, s retry.Schedule, opts []retry.Option) *Transport {
 	for _, o := range opts {
-		if o.JudgesValues() {
-			panic("retryhttp: NewTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
+		switch {
+		case o.JudgesValues():
+			panic("retryhttp: " + caller + ": retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
+		case o.ReleasesValues():
+			panic("retryhttp: " + caller + ": retry.Discard has no response to release: the Transport closes every response it does not return")
+		case o.ReportsHedges():
+			panic("retryhttp: " + caller + ": retry.OnHedgeDone reports on races only; use retry.OnDone, or NewHedgingTransport")
 		}
 	}
 	o := make([]retry.Option, 0, len(opts)+2)
@@ -241,8 +253,9 @@ func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option
 // NewClient returns an http.Client whose Transport is
 // NewTransport(nil, s, opts...), a Transport on http.DefaultTransport. The
 // client's CloseIdleConnections reaches http.DefaultTransport through it.
+// It panics as NewTransport does.
 func NewClient(s retry.Schedule, opts ...retry.Option) *http.Client {
-	return &http.Client{Transport: NewTransport(nil, s, opts...)}
+	return &http.Client{Transport: newTransport("NewClient", nil, s, opts)}
 }
 
 // RoundTrip sends req and retries it as described on Transport, then returns
