@@ -351,33 +351,6 @@ func (c *call) gate(opts []retry.Option, host string) []retry.Option {
 	return c.opts
 }
 
-// PerHost returns a function for Transport.Throttle or Transport.Breaker
-// that returns, for each host, the value that newValue returned the first
-// time it was asked for that host: one Throttle or Breaker per host, made
-// when first needed and kept for the function's life.
-//
-//	t.Throttle = retryhttp.PerHost(func() *retry.Throttle { return retry.NewThrottle() })
-//
-// The function is safe for concurrent use; newValue may be called more than
-// once for a host when two requests ask at once, all but one of its values
-// then being dropped unused. The values are kept in a sync.Map, which grows
-// by one entry per host ever asked for.
-//
-// PerHost panics if newValue is nil.
-func PerHost[T any](newValue func() *T) func(host string) *T {
-	if newValue == nil {
-		panic("retryhttp: PerHost: nil function")
-	}
-	var m sync.Map
-	return func(host string) *T {
-		if v, ok := m.Load(host); ok {
-			return v.(*T)
-		}
-		v, _ := m.LoadOrStore(host, newValue())
-		return v.(*T)
-	}
-}
-
 func (t *Transport) retryStatus(code int) bool {
 	if t.RetryStatus == nil {
 		return DefaultRetryStatus(code)
