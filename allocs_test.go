@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/seed-b8c8f69d/retry"
 )
@@ -193,4 +194,114 @@ func TestOverloadAllocations(t *testing.T) {
 			assert.Zero(t, testing.AllocsPerRun(1000, tt.fn))
 		})
 	}
+}
+
+// TestErrorAllocations checks that matching a call's *Error with errors.Is
+// allocates nothing, nor a relative pushback on the retry path.
+func TestErrorAllocations(t *testing.T) {
+	skipRace(t)
+	_, err := retry.Retry(context.Background(), retry.Delays(), func(context.Context) (int, error) { return 0, errAlloc })
+	require.ErrorIs(t, err, errAlloc)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = errors.Is(err, errAlloc) }), "errors.Is does not allocate")
+
+	ctx, once, calls := context.Background(), retry.Constant(0).Take(1), 0
+	allocs := func(first error) float64 {
+		fn := func(context.Context) error {
+			if calls++; calls == 1 {
+				return first
+			}
+			return nil
+		}
+		return testing.AllocsPerRun(100, func() {
+			calls = 0
+			_ = retry.Do(ctx, once, fn, retry.WithClock(allocClock{}))
+		})
+	}
+	assert.Equal(t, allocs(errAlloc), allocs(retry.RetryAfter(errAlloc, time.Second)), "a pushback allocates nothing")
+}
+
+// TestBudgetAllocations checks that reading a Budget allocates nothing.
+func TestBudgetAllocations(t *testing.T) {
+	skipRace(t)
+	b := retry.NewBudget(0.1, 10)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = b.Tokens() }))
+}
+
+// TestLatencyAllocations checks that recording a latency and reading the
+// estimate a Quantile schedule draws from allocate nothing, nor a Retry
+// that records its attempts.
+func TestLatencyAllocations(t *testing.T) {
+	skipRace(t)
+	l := retry.NewLatency()
+	e := retry.NewEstimate(l, 0.95)
+	var i int
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		i++
+		l.Record(time.Duration(i) * time.Microsecond)
+		e.Get()
+	}))
+	opts := []retry.Option{retry.Observe(l)}
+	ok := func(context.Context) (int, error) { return 1, nil }
+	s := retry.Constant(0) // built once, as building a Schedule allocates
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		_, _ = retry.Retry(context.Background(), s, ok, opts...)
+	}))
+}
+
+// TestHedgeAllocations pins what a Hedge whose first attempt wins
+// allocates, so that a change that adds to it is noticed (the cost is
+// measured by BenchmarkHedge).
+func TestHedgeAllocations(t *testing.T) {
+	skipRace(t)
+	ok := func(context.Context) (int, error) { return 1, nil }
+	s := retry.Constant(time.Hour).Take(1)
+	allocs := testing.AllocsPerRun(1000, func() {
+		_, _ = retry.Hedge(context.Background(), s, ok)
+	})
+	most := 6.0
+	if !retry.Fusion {
+		most += 3 // purego: Take is a relay (two allocations) and Hedge ranges it (one)
+	}
+	assert.LessOrEqual(t, allocs, most)
+	t.Logf("%v allocations", allocs)
+}
+
+// TestHedgeAdaptiveAllocations checks that the README's adaptive chain,
+// a Latency's Quantile bounded by AtLeast, Cap and Take, costs a Hedge call
+// no more than a fixed delay with the same options: Quantile is a plan's
+// source, so the chain is fused and Hedge draws it from its plan.
+func TestHedgeAdaptiveAllocations(t *testing.T) {
+	skipRace(t)
+	if !retry.Fusion {
+		t.Skip("purego: no chain is fused")
+	}
+	ok := func(context.Context) (int, error) { return 1, nil }
+	lat := retry.NewLatency()
+	for range retry.LatWarmup {
+		lat.Record(time.Hour)
+	}
+	opts := []retry.Option{retry.Observe(lat)}
+	count := func(s retry.Schedule) float64 {
+		return testing.AllocsPerRun(1000, func() {
+			_, _ = retry.Hedge(context.Background(), s, ok, opts...)
+		})
+	}
+	require.True(t, retry.PlanOf(lat.Quantile(0.95).AtLeast(5*time.Millisecond).Cap(time.Hour).Take(1)))
+	fixed := count(retry.Constant(time.Hour).Take(1))
+	adaptive := count(lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Hour).Take(1))
+	assert.LessOrEqual(t, adaptive, fixed)
+	t.Logf("fixed %v, adaptive %v allocations", fixed, adaptive)
+}
+
+// TestOnHedgeDoneAllocations pins that OnHedgeDone costs no allocation
+// beyond OnDone's.
+func TestOnHedgeDoneAllocations(t *testing.T) {
+	skipRace(t)
+	ok := func(context.Context) (int, error) { return 1, nil }
+	s := retry.Constant(time.Hour).Take(1)
+	done := retry.OnDone(func(retry.Outcome) {})
+	hedgeDone := retry.OnHedgeDone(func(retry.Outcome, retry.HedgeResult) {})
+	withDone := testing.AllocsPerRun(1000, func() { _, _ = retry.Hedge(context.Background(), s, ok, done) })
+	withHedgeDone := testing.AllocsPerRun(1000, func() { _, _ = retry.Hedge(context.Background(), s, ok, hedgeDone) })
+	assert.LessOrEqual(t, withHedgeDone, withDone)
 }
