@@ -8,8 +8,9 @@ type BreakerSnapshot struct {
 	// State is the Breaker's state.
 	State BreakerState
 	// Requests is the number of outcomes counted in the window, successes
-	// and failures; attempts that counted for nothing are not in it. The
-	// window starts empty when the Breaker closes.
+	// and failures; attempts that counted for nothing are not in it, nor
+	// the probes of a half-open Breaker. The window starts empty when the
+	// Breaker closes.
 	Requests uint64
 	// Failures is the number of failures among them (slow calls included,
 	// with BreakerSlowCall).
