@@ -160,6 +160,11 @@ func BenchmarkTwoFailures(b *testing.B) {
 // recommended schedule.
 func BenchmarkScheduleValue(b *testing.B) {
 	s := retry.Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(nil)
+	drawDelays(b, s)
+}
+
+// drawDelays draws b.N delays from one run of s.
+func drawDelays(b *testing.B, s retry.Schedule) {
 	b.ReportAllocs()
 	var sum time.Duration
 	n := 0
