@@ -57,8 +57,11 @@ func (p BreakerPermit) Drop() { p.report(neither) }
 // any error once ctx is done counts for nothing; a Permanent error is a
 // success (the dependency answered); any other error is a failure, a
 // RetryAfter pushback included, even a negative one (a server's refusal
-// to serve).
+// to serve). A nil ctx is taken as one that never ends.
 func (p BreakerPermit) Report(ctx context.Context, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	permanent := false
 	if err != nil {
 		permanent, _ = markers(err)
