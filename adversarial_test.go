@@ -263,8 +263,8 @@ func TestPushbackExtremes(t *testing.T) {
 		wantErr error
 		waits   []time.Duration
 	}{
-		{"the largest RetryAfter", NewFakeClock(epoch), RetryAfter(errBoom, maxDuration), -1, ErrExhausted,
-			[]time.Duration{time.Minute}},
+		{"the largest RetryAfter ends the call", NewFakeClock(epoch), RetryAfter(errBoom, maxDuration), -1, ErrPushbackTooLong,
+			nil},
 		{"the largest RetryAfter, unbounded", NewFakeClock(epoch), RetryAfter(errBoom, maxDuration), maxDuration, ErrExhausted,
 			[]time.Duration{maxDuration}},
 		{"the smallest RetryAfter refuses", NewFakeClock(epoch), RetryAfter(errBoom, math.MinInt64), -1, nil, nil},

@@ -6,10 +6,10 @@ import (
 
 // config is the result of applying a call's options.
 //
-// OnDone, MaxElapsed, IfValue, MaxRetriesIf, WithThrottle and WithBreaker
-// are handled by the general runner (loop.go) only: a call with hasDone,
-// maxElapsed, hasValue, hasLimits, throttle or breaker set must take that
-// path.
+// OnDone, MaxElapsed, IfValue, MaxRetriesIf, WithThrottle, WithBreaker and
+// WithLimiter are handled by the general runner (loop.go) only: a call with
+// hasDone, maxElapsed, hasValue, hasLimits, throttle, breaker or limiter set
+// must take that path.
 type config struct {
 	clock          Clock // nil: the real clock
 	budget         *Budget
@@ -24,6 +24,7 @@ type config struct {
 	hasLimits      bool          // some option is a MaxRetriesIf
 	throttle       *Throttle     // WithThrottle's
 	breaker        *Breaker      // WithBreaker's
+	limiter        *Limiter      // WithLimiter's
 }
 
 // newConfig applies opts. It keeps no reference to opts, so neither the
@@ -64,6 +65,10 @@ func newConfig(opts []Option) config {
 			cfg.throttle = o.ref.(*Throttle)
 		case breakerOption:
 			cfg.breaker = o.ref.(*Breaker)
+		case logOption:
+			cfg.addLogger(o.ref.(logFunc))
+		case limiterOption:
+			cfg.limiter = o.ref.(*Limiter)
 		}
 	}
 	return cfg

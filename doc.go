@@ -57,7 +57,8 @@
 // the bottom for one request. A Budget shared by all calls to a dependency
 // caps retries to a fraction of requests (WithBudget). A server that says how
 // long to wait (HTTP Retry-After, gRPC pushback) is heard through RetryAfter
-// and RetryAt, bounded by MaxPushback. AttemptTimeout bounds each attempt.
+// and RetryAt, bounded by MaxPushback: a longer wait ends the call with
+// ErrPushbackTooLong. AttemptTimeout bounds each attempt.
 // A Latency, fed by Observe, tracks a dependency's recent latencies, and its
 // Quantile is a Schedule that follows them.
 // The retryhttp package applies all of this to HTTP clients.

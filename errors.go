@@ -24,7 +24,8 @@ var ErrBudgetExhausted = errors.New("retry: budget exhausted")
 // (ErrExhausted), the context ended or its deadline would pass during the
 // next wait (context.Canceled, context.DeadlineExceeded or the context's
 // cause), the next wait would end past MaxElapsed (ErrMaxElapsed), a
-// Budget refused the retry (ErrBudgetExhausted), or a Throttle or Breaker
+// server asked for a wait past MaxPushback or the deadline
+// (ErrPushbackTooLong), a Budget refused the retry (ErrBudgetExhausted), or a Throttle or Breaker
 // did not let an attempt through (ErrThrottled, ErrOpen).
 //
 // An *Error unwraps to both the reason and the last error, so

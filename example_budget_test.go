@@ -31,3 +31,22 @@ func ExampleBudget_String() {
 	fmt.Println(budget)
 	// Output: retry.Budget{tokens: 7/10, ratio: 0.1}
 }
+
+// A loop of one's own (a message consumer's redelivery, another SDK's
+// retryer) spends the same Budget as Retry: Deposit once per call, Withdraw
+// before each retry, and no retry when Withdraw says no.
+func ExampleBudget_Withdraw() {
+	budget := retry.NewBudget(0.1, 2)
+	for call := 1; call <= 3; call++ {
+		budget.Deposit()
+		attempts := 1
+		for attempts < 3 && budget.Withdraw() { // the dependency keeps failing
+			attempts++
+		}
+		fmt.Printf("call %d: %d attempts, %.1f tokens left\n", call, attempts, budget.Tokens())
+	}
+	// Output:
+	// call 1: 3 attempts, 0.0 tokens left
+	// call 2: 1 attempts, 0.1 tokens left
+	// call 3: 1 attempts, 0.2 tokens left
+}

@@ -347,14 +347,19 @@ func ExampleRetryAt() {
 func ExampleMaxPushback() {
 	clock := retry.NewFakeClock(epoch)
 	calls := 0
-	_ = retry.Do(context.Background(), retry.Constant(time.Second).Take(1), func(context.Context) error {
+	err := retry.Do(context.Background(), retry.Constant(time.Second).Take(1), func(context.Context) error {
 		if calls++; calls == 1 {
 			return retry.RetryAfter(errUnavailable, 24*time.Hour) // a hostile server
 		}
 		return nil
 	}, retry.WithClock(clock), retry.MaxPushback(10*time.Second))
-	fmt.Println(clock.Sleeps())
-	// Output: [10s]
+	fmt.Println(clock.Sleeps(), calls)
+	fmt.Println(errors.Is(err, retry.ErrPushbackTooLong))
+	fmt.Println(err)
+	// Output:
+	// [] 1
+	// true
+	// retry: gave up after 1 attempt: server asked to wait 24h0m0s, more than MaxPushback (10s): last error: service unavailable
 }
 
 func ExampleAttemptTimeout() {

@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-// gate is what a call's attempts ask of its Throttle and Breaker (either
-// may be nil).
+// gate is what a call's attempts ask of its Throttle, Breaker and Limiter
+// (any may be nil).
 type gate struct {
 	t *Throttle
 	b *Breaker
+	l *Limiter
 }
 
 // pass is what an attempt that a gate let through reports its outcome
@@ -17,17 +18,19 @@ type gate struct {
 type pass struct {
 	tt throttleTicket
 	bt breakerTicket
+	lp Permit
 }
 
 // on reports whether g has anything to ask.
-func (g gate) on() bool { return g.t != nil || g.b != nil }
+func (g gate) on() bool { return g.t != nil || g.b != nil || g.l != nil }
 
 // enter asks whether an attempt may be made: a pass if so, or the reason to
 // give up with. The Breaker asks first, so that the requests a Throttle
 // counts while a Breaker is open do not make it reject the probes; an
 // attempt the Throttle then rejects gives its Breaker slot back. The two
-// share one reading of the real clock.
-func (g gate) enter() (pass, error) {
+// share one reading of the real clock. The Limiter is asked last, waiting
+// for a permit as its Acquire does (see acquire).
+func (g gate) enter(ctx context.Context) (pass, error) {
 	var rd reading
 	var p pass
 	if g.b != nil {
@@ -46,6 +49,9 @@ func (g gate) enter() (pass, error) {
 			return pass{}, ErrThrottled
 		}
 	}
+	if err := g.acquire(ctx, &p); err != nil {
+		return pass{}, err
+	}
 	return p, nil
 }
 
@@ -56,6 +62,9 @@ func (g gate) leave(p *pass, v verdict) {
 	}
 	if g.b != nil {
 		g.b.report(p.bt, v)
+	}
+	if g.l != nil {
+		p.lp.settle(v)
 	}
 	*p = pass{}
 }
@@ -71,7 +80,7 @@ func (g gate) leaveAfter(p *pass, ctx context.Context, err error, done bool) {
 // counting for neither: fn panicked, or the call ended some other way
 // without reporting it. A Breaker probe thus gives its slot back.
 func (g gate) abort(p *pass) {
-	if p.tt.ok || p.bt.ok {
+	if p.tt.ok || p.bt.ok || p.lp.l != nil {
 		g.leave(p, neither)
 	}
 }

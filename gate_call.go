@@ -6,7 +6,8 @@ import (
 )
 
 // The first attempt of a call whose only options are WithThrottle,
-// WithBreaker and WithClock: the common way to guard a dependency. Such a
+// WithBreaker, WithLimiter and WithClock: the common way to guard a
+// dependency. Such a
 // call needs no config for its first attempt (no budget to credit, no
 // start time to take, no attempt timeout, nothing to observe), so it asks
 // its gate and makes the attempt straight away, and builds the config only
@@ -15,8 +16,8 @@ import (
 // them.
 
 // gateOf returns the gate of opts, and whether opts hold nothing but
-// WithThrottle, WithBreaker and WithClock options (a later one of a kind
-// replacing an earlier one, as in newConfig) with a gate to ask.
+// WithThrottle, WithBreaker, WithLimiter and WithClock options (a later one
+// of a kind replacing an earlier one, as in newConfig) with a gate to ask.
 func gateOf(opts []Option) (gate, bool) {
 	var g gate
 	for i := range opts {
@@ -25,6 +26,8 @@ func gateOf(opts []Option) (gate, bool) {
 			g.t = o.ref.(*Throttle)
 		case breakerOption:
 			g.b = o.ref.(*Breaker)
+		case limiterOption:
+			g.l = o.ref.(*Limiter)
 		case clockOption, noOption:
 		default:
 			return gate{}, false
@@ -40,7 +43,7 @@ func gatedCall[T any](ctx context.Context, s Schedule, fn func(context.Context) 
 	if ctx.Err() != nil {
 		return v, doneBefore(ctx)
 	}
-	p, reason := g.enter()
+	p, reason := g.enter(ctx)
 	if reason != nil {
 		return v, newError(0, nil, reason)
 	}

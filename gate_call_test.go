@@ -11,7 +11,7 @@ import (
 )
 
 // TestGatedCall checks that a call whose only options are WithThrottle,
-// WithBreaker and WithClock (gatedCall's first attempt) decides exactly as
+// WithBreaker, WithLimiter and WithClock (gatedCall's first attempt) decides exactly as
 // the general path does: the same script of outcomes, run once through
 // each, gives the same errors, attempts, Breaker states and Throttle
 // probabilities. A no-op OnRetry sends the second run the general way.
@@ -20,7 +20,8 @@ func TestGatedCall(t *testing.T) {
 		clock := NewFakeClock(epoch)
 		br := NewBreaker(BreakerClock(clock), BreakerMinCalls(4), BreakerOpen(Constant(time.Second)))
 		th := NewThrottle(ThrottleClock(clock), ThrottleK(8), ThrottleRand(rand.NewPCG(1, 2)))
-		opts := []Option{WithBreaker(br), WithThrottle(th), WithClock(clock)}
+		lim := NewLimiter(LimiterClock(clock))
+		opts := []Option{WithBreaker(br), WithThrottle(th), WithLimiter(lim), WithClock(clock)}
 		if general {
 			opts = append(opts, OnRetry(func(Attempt) {}))
 		}
@@ -47,7 +48,7 @@ func TestGatedCall(t *testing.T) {
 				}, opts...)
 			}()
 			cancel()
-			log = append(log, fmt.Sprintf("%d: %d calls, %v, %v, p=%.3f", i, calls, err, br.State(), th.Probability()))
+			log = append(log, fmt.Sprintf("%d: %d calls, %v, %v, p=%.3f, limit %d, in flight %d", i, calls, err, br.State(), th.Probability(), lim.Limit(), lim.InFlight()))
 			clock.Advance(300 * time.Millisecond)
 		}
 		return log

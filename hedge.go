@@ -48,11 +48,11 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		}
 		return zero, err
 	}
-	g := gate{t: cfg.throttle, b: cfg.breaker}
+	g := gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}
 	var first pass
 	if g.on() {
 		var reason error
-		if first, reason = g.enter(); reason != nil {
+		if first, reason = g.enter(ctx); reason != nil {
 			var zero T
 			err := newError(0, nil, reason)
 			if cfg.hasDone {
@@ -111,14 +111,14 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 func (h *hedge[T]) keep(opts []Option) {
 	n := 0
 	for _, o := range opts {
-		if o.kind == ifOption || o.kind == onRetryOption {
+		if o.kind == ifOption || o.kind == onRetryOption || o.kind == logOption {
 			n++
 		}
 	}
 	x := h.rare()
 	x.opts = make([]Option, 0, n)
 	for _, o := range opts {
-		if o.kind == ifOption || o.kind == onRetryOption {
+		if o.kind == ifOption || o.kind == onRetryOption || o.kind == logOption {
 			x.opts = append(x.opts, o)
 		}
 	}

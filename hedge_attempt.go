@@ -264,7 +264,10 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 	var p pass
 	if h.gate.on() {
 		var reason error
-		if p, reason = h.gate.enter(); reason != nil {
+		if p, reason = h.gate.enter(h.permitCtx()); reason != nil {
+			if reason == errNoPermit {
+				return true // the hedge is not sent; the call goes on
+			}
 			h.blocked = reason
 			return false
 		}
@@ -275,12 +278,7 @@ func (h *hedge[T]) hedge(d time.Duration, trigger error) bool {
 		return false
 	}
 	if h.cfg.hasHooks {
-		a := Attempt{Number: h.started, Err: trigger, Delay: d, Elapsed: h.cfg.now().Sub(h.x.start)}
-		for _, o := range h.x.opts {
-			if o.kind == onRetryOption {
-				o.ref.(func(Attempt))(a)
-			}
-		}
+		h.notify(trigger, d, &p)
 	}
 	if h.gate.on() {
 		h.mu.Lock()

@@ -17,7 +17,7 @@ import (
 func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool, p *pass) (T, error) {
 	l := &loop[T]{v: v, fn: fn, fnErr: fnErr}
 	l.init(ctx, cfg, opts, start)
-	if l.g = (gate{t: cfg.throttle, b: cfg.breaker}); l.g.on() {
+	if l.g = (gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}); l.g.on() {
 		l.p, *p = *p, pass{}
 		defer l.g.abort(&l.p)
 	}
@@ -92,10 +92,10 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 		return v, err
 	}
 	var p pass
-	g := gate{t: cfg.throttle, b: cfg.breaker}
+	g := gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}
 	if g.on() {
 		var reason error
-		if p, reason = g.enter(); reason != nil {
+		if p, reason = g.enter(ctx); reason != nil {
 			err := newError(0, nil, reason)
 			if cfg.hasDone {
 				cfg.done(opts, time.Time{}, 0, err, reason)
@@ -249,6 +249,9 @@ func (l *loop[T]) step(d time.Duration) bool {
 			return false
 		}
 	}
+	if !l.permit() {
+		return false
+	}
 	var err error
 	var own bool
 	if l.fnErr != nil {
@@ -399,15 +402,23 @@ func (r *runner) allow(ctx context.Context, clock Clock, maxPushback time.Durati
 // pace is allow's first part: the wait, or the error to report if it would
 // end after ctx's deadline.
 func (r *runner) pace(ctx context.Context, clock Clock, maxPushback time.Duration, pb *pushbackError, d time.Duration) (time.Duration, error) {
-	if pb != nil {
-		d = max(d, min(pb.wait(func() time.Time { return now(clock) }), maxPushback))
+	var w time.Duration // the server's wait, when it counts
+	if pb != nil && maxPushback > 0 {
+		if w = pb.wait(func() time.Time { return now(clock) }); w > maxPushback && w > d {
+			return 0, r.tooLong(w, maxPushback, false)
+		}
 	}
+	own := d
+	d = max(d, w)
 	if r.x == noDeadline {
 		return d, nil
 	}
 	if deadline, ok := ctx.Deadline(); !ok {
 		r.x = noDeadline
-	} else if d >= r.untilDeadline(clock, deadline) {
+	} else if left := r.untilDeadline(clock, deadline); d >= left {
+		if w > own {
+			return 0, r.tooLong(w, left, true)
+		}
 		return 0, r.giveUp(context.DeadlineExceeded)
 	}
 	return d, nil
@@ -433,12 +444,17 @@ func now(clock Clock) time.Time {
 // notify runs the OnRetry hooks among opts before a wait of d, with the
 // time elapsed on clock (nil: the real one) since start.
 func (r *runner) notify(opts []Option, clock Clock, start time.Time, d time.Duration) {
+	returned := false
+	defer refundUnless(&returned, opts) // a hook that panics stops the retry: see hook_panic.go
 	a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: now(clock).Sub(start)}
 	for i := range opts {
 		if opts[i].kind == onRetryOption {
 			opts[i].ref.(func(Attempt))(a)
+		} else if f := logOf(opts[i]); f != nil {
+			f(logEvent{kind: logRetryEvent, attempt: a})
 		}
 	}
+	returned = true
 }
 
 // abandon returns the error to report when a wait admitted for a retry ended

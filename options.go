@@ -8,7 +8,7 @@ import (
 // An Option configures one Retry, Do or Hedge call. Options are made only by
 // this package (WithClock, If, OnRetry, OnDone, WithBudget, MaxPushback,
 // AttemptTimeout, MaxElapsed, IfValue, MaxRetriesIf, Observe, Discard,
-// WithThrottle, WithBreaker);
+// WithThrottle, WithBreaker, WithLogger, WithLimiter);
 // the zero Option does nothing. Options are plain values: they can be built
 // once and shared by any number of calls and goroutines, and building one at
 // the call site allocates nothing.
@@ -21,7 +21,7 @@ type Option struct {
 	d     time.Duration // MaxPushback, AttemptTimeout, MaxElapsed
 	n     int           // MaxRetriesIf
 	clock Clock         // WithClock
-	ref   any           // If, MaxRetriesIf: func(error) bool; OnRetry: func(Attempt); OnDone: func(Outcome); WithBudget: *Budget; Observe: *Latency; Discard: func(T); IfValue: func(T) bool; WithThrottle: *Throttle; WithBreaker: *Breaker
+	ref   any           // If, MaxRetriesIf: func(error) bool; OnRetry: func(Attempt); OnDone: func(Outcome); WithBudget: *Budget; Observe: *Latency; Discard: func(T); IfValue: func(T) bool; WithThrottle: *Throttle; WithBreaker: *Breaker; WithLogger: logFunc; WithLimiter: *Limiter
 }
 
 type optionKind uint8
@@ -42,6 +42,8 @@ const (
 	maxRetriesIfOption
 	throttleOption
 	breakerOption
+	logOption
+	limiterOption
 )
 
 // WithClock returns an Option that makes Retry wait on c and read the time

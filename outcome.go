@@ -11,6 +11,7 @@ import "time"
 //	case errors.Is(o.Reason, retry.ErrExhausted): // the schedule, or a MaxRetriesIf, ran out
 //	case errors.Is(o.Reason, retry.ErrMaxElapsed): // MaxElapsed's limit
 //	case errors.Is(o.Reason, retry.ErrBudgetExhausted): // a Budget refused
+//	case errors.Is(o.Reason, retry.ErrPushbackTooLong): // a server asked for too long a wait
 //	case errors.Is(o.Reason, retry.ErrThrottled): // a Throttle rejected an attempt
 //	case errors.Is(o.Reason, retry.ErrOpen): // a Breaker did not let an attempt through
 //	case errors.Is(o.Reason, context.DeadlineExceeded): // the context's deadline
@@ -27,8 +28,9 @@ type Outcome struct {
 	// if it was not retried, or an *Error when the call gave up.
 	Err error
 	// Reason is why the call gave up, the reason Err unwraps to:
-	// ErrExhausted, ErrMaxElapsed, ErrBudgetExhausted, ErrThrottled,
-	// ErrOpen, context.DeadlineExceeded or the context's cause. It is nil when the
+	// ErrExhausted, ErrMaxElapsed, ErrBudgetExhausted, ErrPushbackTooLong,
+	// ErrThrottled, ErrOpen, context.DeadlineExceeded or the context's
+	// cause. It is nil when the
 	// call succeeded, and when it ended on an error that was not retried.
 	// Unlike Err, it never matches an error that fn returned, so a failure
 	// from a lower layer that gave up too is not mistaken for this call's.
@@ -68,6 +70,8 @@ func (c *config) done(opts []Option, start time.Time, attempts int, err, reason 
 	for _, opt := range opts {
 		if opt.kind == onDoneOption {
 			opt.ref.(func(Outcome))(o)
+		} else if f := logOf(opt); f != nil {
+			f(logEvent{kind: logDoneEvent, outcome: o})
 		}
 	}
 }

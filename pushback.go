@@ -14,12 +14,13 @@ const defaultMaxPushback = time.Minute
 // before the next attempt, where limit is MaxPushback (1 minute by default).
 // The limit bounds what a server can impose, never the schedule's own delay,
 // and the pushback still uses up one delay of the schedule, so Take still
-// bounds the number of attempts. A pushback lengthens the wait without
-// counting against Within, which sums the schedule's own delays: with
-// pushbacks, each wait can last up to MaxPushback, and the bound on the
-// total time of a call is its context's deadline, since a wait that would
-// end after the deadline is not started. Attempt.Delay reports the wait
-// actually used.
+// bounds the number of attempts. A server that asks for more than limit
+// (and the schedule's delay), or for a wait that would end after the
+// context's deadline, ends the call at once: Retry gives up with reason
+// ErrPushbackTooLong (see PushbackTooLongError) rather than retry early or
+// wait in vain. A pushback does not count against Within, which sums the
+// schedule's own delays: the context's deadline bounds a call's total time.
+// Attempt.Delay reports the wait actually used.
 //
 // A negative d means the server asked not to be retried: Retry stops at once,
 // as if err were Permanent. RetryAfter(nil, d) is nil. errors.Is and
@@ -74,8 +75,10 @@ func (e *pushbackError) wait(now func() time.Time) time.Duration {
 }
 
 // MaxPushback returns an Option that bounds the wait a server can impose
-// through RetryAfter or RetryAt; the default is 1 minute. A longer pushback is
-// cut to limit (the schedule's own delay still applies if it is longer). It
+// through RetryAfter or RetryAt; the default is 1 minute. A longer pushback
+// ends Retry and Do at once, with ErrPushbackTooLong as the reason, unless
+// the schedule's own delay is as long (it then applies); Hedge instead holds
+// its next attempt for at most limit. It
 // bounds each wait, not their total: n retries may each wait limit, whatever
 // a Within in the schedule says; a context deadline bounds the total. A
 // limit of 0 ignores pushback waits entirely, though a negative pushback

@@ -23,17 +23,15 @@ func TestPushbackWait(t *testing.T) {
 		{"longer than the schedule", RetryAfter(errBoom, 5*s1), Constant(s1), nil, 5 * s1},
 		{"shorter than the schedule", RetryAfter(errBoom, 500*ms), Constant(s1), nil, s1},
 		{"zero", RetryAfter(errBoom, 0), Constant(s1), nil, s1},
-		{"capped by the default limit of a minute", RetryAfter(errBoom, 2*time.Hour), Constant(s1), nil, time.Minute},
-		{"capped by MaxPushback", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(10 * s1)}, 10 * s1},
+		{"up to the default limit of a minute", RetryAfter(errBoom, time.Minute), Constant(s1), nil, time.Minute},
+		{"up to MaxPushback", RetryAfter(errBoom, 10*s1), Constant(s1), []Option{MaxPushback(10 * s1)}, 10 * s1},
 		{"the limit never cuts the schedule", RetryAfter(errBoom, 30*s1), Constant(time.Hour), []Option{MaxPushback(10 * s1)}, time.Hour},
 		{"MaxPushback(0) ignores pushback", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(0)}, s1},
-		{"a later MaxPushback wins", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(0), MaxPushback(20 * s1)}, 20 * s1},
-		{"hostile duration", RetryAfter(errBoom, maxDuration), Constant(s1), nil, time.Minute},
+		{"a later MaxPushback wins", RetryAfter(errBoom, 15*s1), Constant(s1), []Option{MaxPushback(10 * s1), MaxPushback(20 * s1)}, 15 * s1},
 		{"hostile duration with no limit", RetryAfter(errBoom, maxDuration), Constant(s1), []Option{MaxPushback(maxDuration)}, maxDuration},
 		{"RetryAt on the retry's clock", RetryAt(errBoom, epoch.Add(7*s1)), Constant(s1), nil, 7 * s1},
 		{"RetryAt in the past", RetryAt(errBoom, epoch.Add(-time.Hour)), Constant(s1), nil, s1},
 		{"RetryAt zero time", RetryAt(errBoom, time.Time{}), Constant(s1), nil, s1},
-		{"RetryAt in the year 9999", RetryAt(errBoom, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)), Constant(s1), nil, time.Minute},
 		{"RetryAt at the end of time", RetryAt(errBoom, time.Unix(math.MaxInt64/2, 0)), Constant(s1), []Option{MaxPushback(maxDuration)}, maxDuration},
 		{"wrapped pushback counts", fmt.Errorf("get: %w", RetryAfter(errBoom, 3*s1)), Constant(s1), nil, 3 * s1},
 		{"outermost pushback counts", RetryAfter(RetryAfter(errBoom, 9*s1), 3*s1), Constant(s1), nil, 3 * s1},
@@ -52,6 +50,74 @@ func TestPushbackWait(t *testing.T) {
 			assert.ErrorIs(t, err, ErrExhausted)
 		})
 	}
+}
+
+// TestPushbackTooLong: a pushback longer than MaxPushback, or than the
+// deadline leaves, ends the call at once with a reason that says so.
+func TestPushbackTooLong(t *testing.T) {
+	tests := []struct {
+		name  string
+		err   error
+		sched Schedule
+		opts  []Option
+		want  PushbackTooLongError
+	}{
+		{"over the default limit of a minute", RetryAfter(errBoom, 2*time.Hour), Constant(s1), nil, PushbackTooLongError{Wait: 2 * time.Hour, Limit: time.Minute}},
+		{"over MaxPushback", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(10 * s1)}, PushbackTooLongError{Wait: 30 * s1, Limit: 10 * s1}},
+		{"a later MaxPushback wins", RetryAfter(errBoom, 30*s1), Constant(s1), []Option{MaxPushback(0), MaxPushback(20 * s1)}, PushbackTooLongError{Wait: 30 * s1, Limit: 20 * s1}},
+		{"hostile duration", RetryAfter(errBoom, maxDuration), Constant(s1), nil, PushbackTooLongError{Wait: maxDuration, Limit: time.Minute}},
+		{"RetryAt in the year 9999", RetryAt(errBoom, epoch.Add(time.Hour)), Constant(s1), nil, PushbackTooLongError{Wait: time.Hour, Limit: time.Minute}},
+		{"on the flat loop too", RetryAfter(errBoom, 2*time.Minute), Exponential(s1), []Option{MaxPushback(time.Minute)}, PushbackTooLongError{Wait: 2 * time.Minute, Limit: time.Minute}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := NewFakeClock(epoch)
+			calls := 0
+			_, err := Retry(t.Context(), tt.sched.Take(3), script(&calls, tt.err, errBoom), append(tt.opts, WithClock(clock))...)
+			assert.Equal(t, 1, calls)
+			assert.Empty(t, clock.Sleeps(), "no wait is started")
+			assert.ErrorIs(t, err, ErrPushbackTooLong)
+			assert.ErrorIs(t, err, errBoom)
+			assert.NotErrorIs(t, err, context.DeadlineExceeded)
+			var pe *PushbackTooLongError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tt.want, *pe)
+		})
+	}
+	t.Run("the deadline is the bound", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*s1)
+		defer cancel()
+		calls := 0
+		_, err := Retry(ctx, Constant(s1), script(&calls, RetryAfter(errBoom, 45*s1)), WithClock(NewFakeClock(epoch)))
+		assert.Equal(t, 1, calls)
+		assert.ErrorIs(t, err, ErrPushbackTooLong)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "callers that matched the deadline still do")
+		var pe *PushbackTooLongError
+		require.ErrorAs(t, err, &pe)
+		assert.True(t, pe.Deadline)
+		assert.Equal(t, 45*s1, pe.Wait)
+		assert.InDelta(t, float64(30*s1), float64(pe.Limit), float64(s1))
+		assert.Contains(t, err.Error(), "server asked to wait 45s, more than the ")
+	})
+	t.Run("the schedule, not the pushback, passes the deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*s1)
+		defer cancel()
+		calls := 0
+		_, err := Retry(ctx, Constant(time.Minute), script(&calls, RetryAfter(errBoom, 45*s1)), WithClock(NewFakeClock(epoch)))
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.NotErrorIs(t, err, ErrPushbackTooLong)
+	})
+	t.Run("a schedule delay longer than the pushback honours it", func(t *testing.T) {
+		clock, calls := NewFakeClock(epoch), 0
+		_, err := Retry(t.Context(), Constant(time.Hour).Take(1), script(&calls, RetryAfter(errBoom, 2*time.Minute), errBoom), WithClock(clock))
+		assert.ErrorIs(t, err, ErrExhausted)
+		assert.Equal(t, []time.Duration{time.Hour}, clock.Sleeps())
+	})
+	t.Run("the message", func(t *testing.T) {
+		calls := 0
+		_, err := Retry(t.Context(), Constant(s1), script(&calls, RetryAfter(errBoom, 2*time.Minute)), WithClock(NewFakeClock(epoch)))
+		assert.EqualError(t, err, "retry: gave up after 1 attempt: server asked to wait 2m0s, more than MaxPushback (1m0s): last error: boom")
+	})
 }
 
 func TestPushbackRules(t *testing.T) {
@@ -128,11 +194,11 @@ type pathError struct{ path string }
 func (e *pathError) Error() string { return "bad path " + e.path }
 
 // TestWithinAndPushback: Within bounds the schedule's own delays; a server's
-// pushback lengthens each wait up to MaxPushback without counting against
+// pushback lengthens each wait, up to MaxPushback, without counting against
 // it, and MaxElapsed or a context deadline bounds the whole call.
 func TestWithinAndPushback(t *testing.T) {
 	pushedBack := func(calls *int) func(context.Context) error {
-		return func(context.Context) error { *calls++; return RetryAfter(errBoom, time.Hour) }
+		return func(context.Context) error { *calls++; return RetryAfter(errBoom, time.Minute) }
 	}
 	t.Run("three delays of 1s within 3s, each lengthened to a minute", func(t *testing.T) {
 		clock, calls := NewFakeClock(epoch), 0
@@ -144,8 +210,9 @@ func TestWithinAndPushback(t *testing.T) {
 	t.Run("MaxPushback bounds each wait", func(t *testing.T) {
 		clock, calls := NewFakeClock(epoch), 0
 		err := Do(t.Context(), Constant(s1).Within(3*s1), pushedBack(&calls), WithClock(clock), MaxPushback(10*s1))
-		assert.ErrorIs(t, err, ErrExhausted)
-		assert.Equal(t, []time.Duration{10 * s1, 10 * s1, 10 * s1}, clock.Sleeps())
+		assert.ErrorIs(t, err, ErrPushbackTooLong, "a minute asked, 10s allowed: the call ends at once")
+		assert.Equal(t, 1, calls)
+		assert.Empty(t, clock.Sleeps())
 	})
 	t.Run("a deadline bounds the total", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 150*s1)

@@ -1,14 +1,6 @@
 package retry
 
-import (
-	"fmt"
-
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
-)
-
-func init() {
-	optinfo.IfValue = func(opt any) bool { return opt.(Option).kind == ifValueOption }
-}
+import "fmt"
 
 // IfValue returns an Option that makes Retry treat a value for which retry
 // returns true as a failed attempt, to be retried like an error although fn
@@ -37,6 +29,13 @@ func IfValue[T any](retry func(T) bool) Option {
 	}
 	return Option{kind: ifValueOption, ref: retry}
 }
+
+// JudgesValues reports whether o was made by IfValue: an option about the
+// value fn returns, which only Retry has. Adapters that call a function
+// without a value of its own (retryhttp, retrygrpc, retryconnect) use it to
+// refuse such an option when they are built, rather than when their first
+// call panics. It allocates nothing.
+func (o Option) JudgesValues() bool { return o.kind == ifValueOption }
 
 // checkValues panics, naming caller, if the function of an IfValue option
 // of opts does not take a T. It allocates nothing unless it panics.

@@ -70,6 +70,7 @@ var snippetImports = map[string]string{
 	"retry":     "github.com/seed-b8c8f69d/retry",
 	"retrygrpc": "github.com/seed-b8c8f69d/retry/retrygrpc",
 	"retryhttp": "github.com/seed-b8c8f69d/retry/retryhttp",
+	"retrysql":  "github.com/seed-b8c8f69d/retry/retrysql",
 	"slices":    "slices",
 	"sql":       "database/sql",
 	"strings":   "strings",
@@ -359,9 +360,22 @@ func scratchModule(t *testing.T, dir string) {
 		if strings.HasPrefix(l, "module ") {
 			lines[i] = "module snippets"
 		}
-		// Relative replacements are relative to this directory.
-		if j := strings.Index(l, "=> ."); j >= 0 {
-			lines[i] = l[:j] + "=> " + filepath.Join(here, strings.TrimSpace(l[j+3:]))
+	}
+	// Our modules are required at their released version, which only
+	// go.work maps to the tree: outside the workspace, the scratch module
+	// requires and replaces each released module as go.work does, so a
+	// snippet may import any of them (retrysql, which this module does not
+	// require, included).
+	work, err := os.ReadFile(filepath.Join(here, "..", "go.work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(work), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), "replace "))
+		if len(f) == 4 && f[2] == "=>" && strings.HasPrefix(f[0], "github.com/seed-b8c8f69d/retry") {
+			lines = append(lines,
+				"require "+f[0]+" "+f[1],
+				"replace "+f[0]+" => "+filepath.Join(here, "..", f[3]))
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {

@@ -2,13 +2,6 @@ module github.com/seed-b8c8f69d/retry/bench
 
 go 1.26.0
 
-replace (
-	github.com/seed-b8c8f69d/retry => ..
-	github.com/seed-b8c8f69d/retry/retryaws => ../retryaws
-	github.com/seed-b8c8f69d/retry/retrygrpc => ../retrygrpc
-	github.com/seed-b8c8f69d/retry/retryotel => ../retryotel
-)
-
 require (
 	github.com/avast/retry-go/v4 v4.7.0
 	github.com/avast/retry-go/v5 v5.1.1
@@ -18,10 +11,10 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
-	github.com/seed-b8c8f69d/retry/retryaws v0.0.0-00010101000000-000000000000
-	github.com/seed-b8c8f69d/retry/retrygrpc v0.0.0-00010101000000-000000000000
-	github.com/seed-b8c8f69d/retry/retryotel v0.0.0-00010101000000-000000000000
+	github.com/seed-b8c8f69d/retry v0.1.0
+	github.com/seed-b8c8f69d/retry/retryaws v0.1.0
+	github.com/seed-b8c8f69d/retry/retrygrpc v0.1.0
+	github.com/seed-b8c8f69d/retry/retryotel v0.1.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	go.opentelemetry.io/otel v1.47.0

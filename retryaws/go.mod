@@ -2,13 +2,11 @@ module github.com/seed-b8c8f69d/retry/retryaws
 
 go 1.26.0
 
-replace github.com/seed-b8c8f69d/retry => ../
-
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
+	github.com/seed-b8c8f69d/retry v0.1.0
 )
 
 require (

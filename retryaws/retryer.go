@@ -13,7 +13,6 @@ import (
 	awsretry "github.com/aws/aws-sdk-go-v2/aws/retry"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/budgetinfo"
 )
 
 // probeLimit is the number of delays New counts to tell a finite schedule
@@ -122,7 +121,7 @@ func nth(s retry.Schedule, i int) (time.Duration, bool) {
 // GetRetryToken withdraws one token from the budget for a retry, and
 // returns a quota error if it has less than one.
 func (r *retryer) GetRetryToken(ctx context.Context, opErr error) (func(error) error, error) {
-	if r.budget == nil || budgetinfo.Withdraw(r.budget) {
+	if r.budget == nil || r.budget.Withdraw() {
 		return nopRelease, nil
 	}
 	avail := uint(math.Floor(r.budget.Tokens()))
@@ -145,7 +144,7 @@ func (r *retryer) GetAttemptToken(ctx context.Context) (func(error) error, error
 		return nopRelease, nil
 	}
 	if release, err := r.std.GetAttemptToken(ctx); err == nil && release(nil) == errFirstAttempt {
-		budgetinfo.Credit(r.budget)
+		r.budget.Deposit()
 	}
 	return nopRelease, nil
 }

@@ -25,12 +25,15 @@ import (
 // the next attempt at once; any other ends the call with that error as it
 // is. The full rules are in this module's README.md ("Hedge in detail").
 //
-// Hedge panics if s, call or req is nil.
+// Hedge panics if s, call or req is nil, or if given Limiter.
 func Hedge[Req, Res any](ctx context.Context, s retry.Schedule, call func(context.Context, *connect.Request[Req]) (*connect.Response[Res], error), req *connect.Request[Req], opts ...Option) (*connect.Response[Res], error) {
 	if s == nil || call == nil || req == nil {
 		panic("retryconnect: Hedge: nil Schedule, call or request")
 	}
 	cfg := newConfig(opts)
+	if cfg.limiter != nil {
+		panic("retryconnect: Hedge: Limiter is not supported (no target before the request is sent); pass retry.WithLimiter through With")
+	}
 	hctx := context.WithValue(ctx, hedgeKey{}, true)
 	header := req.Header()
 	resp, err := retry.Hedge(hctx, s, func(actx context.Context) (*connect.Response[Res], error) {

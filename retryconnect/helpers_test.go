@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +63,7 @@ type server struct {
 	script    []answer
 	n         int
 	previous  []string      // PreviousAttemptsKey of each request
+	headers   []string      // the X-Caller, X-Inner and X-Extra-5 headers of each request
 	cancelled chan struct{} // a value for each request whose context ended before an answer
 }
 
@@ -87,6 +89,7 @@ func (s *server) next(h http.Header) answer {
 	a := s.script[min(s.n, len(s.script)-1)]
 	s.n++
 	s.previous = append(s.previous, h.Get("Grpc-Previous-Rpc-Attempts"))
+	s.headers = append(s.headers, strings.Join(h.Values("X-Caller"), " ")+"|"+strings.Join(h.Values("X-Inner"), " ")+"|"+h.Get("X-Extra-5"))
 	return a
 }
 
@@ -116,6 +119,14 @@ func (s *server) previousAttempts() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.previous...)
+}
+
+// seenHeaders returns the X-Caller, X-Inner and X-Extra-5 headers of each
+// request, as "caller values|inner values|extra".
+func (s *server) seenHeaders() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.headers...)
 }
 
 func (s *server) attempts() int {

@@ -63,18 +63,26 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if !i.cfg.allow(spec) {
 			return next(ctx, req)
 		}
-		n := 0
+		// One variable for the closure to share, so one allocation: the
+		// count of attempts and the caller's headers.
+		var c struct {
+			n     int
+			saved headerSnapshot
+		}
+		c.saved.save(req.Header())
 		resp, err := retry.Retry(ctx, i.s, func(actx context.Context) (connect.AnyResponse, error) {
-			if n++; n > 1 {
-				req.Header().Set(PreviousAttemptsKey, strconv.Itoa(n-1))
+			if c.n++; c.n > 1 {
+				// Each attempt sends the headers as the caller made them.
+				c.saved.restore(req.Header())
+				req.Header().Set(PreviousAttemptsKey, strconv.Itoa(c.n-1))
 			}
 			resp, err := next(actx, req)
 			if err != nil {
 				return nil, i.cfg.mark(ctx, actx, err)
 			}
 			return resp, nil
-		}, i.cfg.opts...)
-		if n > 1 {
+		}, i.cfg.optsFor(req.Peer().Addr)...)
+		if c.n > 1 {
 			// Leave the caller's request as it was given.
 			req.Header().Del(PreviousAttemptsKey)
 		}
@@ -116,6 +124,12 @@ func (c *config) mark(ctx, actx context.Context, err error) error {
 		return retry.Permanent(err)
 	}
 	if !c.retryable(ce.Code()) {
+		if c.limiter != nil && overload(ce.Code()) {
+			// Not retried, but an overload signal for the Limiter: a
+			// refused pushback ends the call as Permanent does and counts
+			// as a failure.
+			return retry.RetryAfter(err, -1)
+		}
 		return retry.Permanent(err)
 	}
 	if d, ok := pushback(ce.Meta()); ok {

@@ -1,15 +1,17 @@
 package retryconnect
 
 import (
+	"slices"
 	"strconv"
+	"sync"
 
 	"connectrpc.com/connect"
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 )
 
 // An Option configures NewInterceptor or Hedge. Options are made only by
-// this package (Codes, Procedures, With); the zero Option does nothing.
+// this package (Codes, Procedures, With, Limiter); the zero Option does
+// nothing.
 // Options are plain values: build them once and share them freely. Later
 // options replace earlier ones of the same kind, except With, whose
 // retry.Options accumulate in order.
@@ -18,6 +20,7 @@ type Option struct {
 	codes uint32                       // Codes: a bit per retryable code
 	allow func(spec connect.Spec) bool // Procedures
 	opts  []retry.Option               // With
+	limit func(string) *retry.Limiter  // Limiter
 }
 
 type optionKind uint8
@@ -27,6 +30,7 @@ const (
 	codesOption
 	proceduresOption
 	withOption
+	limiterOption
 )
 
 // Codes returns an Option that retries the error codes cs, and no other;
@@ -82,18 +86,71 @@ func Procedures(allow func(spec connect.Spec) bool) Option {
 // error code, never by their response (use Codes or retry.If).
 func With(opts ...retry.Option) Option {
 	for _, o := range opts {
-		if optinfo.IfValue(o) {
+		if o.JudgesValues() {
 			panic("retryconnect: With: retry.IfValue is not supported; judge calls by their code with Codes or retry.If")
 		}
 	}
 	return Option{kind: withOption, opts: append([]retry.Option(nil), opts...)}
 }
 
+// Limiter returns an Option that gives each target of NewInterceptor's
+// calls its own retry.Limiter, made by newLimiter the first time the
+// interceptor sees a call to that target and kept for the interceptor's
+// life (newLimiter may return nil: no Limiter for that target). The target
+// is the host or host:port of the server's URL, as connect.Peer's Addr
+// gives it. Every attempt of a call holds one of its permits while in
+// flight, as retry.WithLimiter describes; a call whose first attempt gets
+// none fails with an error matching retry.ErrLimited, and is not sent. An
+// attempt that fails with CodeUnavailable, CodeResourceExhausted or
+// CodeDeadlineExceeded counts as an overload signal even when Codes does
+// not retry it. Hedge sees no target before its request is sent: it
+// panics if given Limiter (pass retry.WithLimiter through With instead).
+//
+// Limiter panics if newLimiter is nil.
+func Limiter(newLimiter func(target string) *retry.Limiter) Option {
+	if newLimiter == nil {
+		panic("retryconnect: Limiter: nil function")
+	}
+	return Option{kind: limiterOption, limit: newLimiter}
+}
+
 // config is the result of applying the options.
 type config struct {
-	codes uint32
-	allow func(connect.Spec) bool
-	opts  []retry.Option
+	codes   uint32
+	allow   func(connect.Spec) bool
+	opts    []retry.Option
+	limiter func(string) *retry.Limiter // Limiter's
+
+	mu      sync.Mutex // serialises the making of a target's options
+	targets sync.Map   // target → []retry.Option: opts with the target's Limiter
+}
+
+// optsFor returns the retry options of a call to target: the
+// interceptor's, with the target's Limiter, made on its first call.
+func (c *config) optsFor(target string) []retry.Option {
+	if c.limiter == nil {
+		return c.opts
+	}
+	if o, ok := c.targets.Load(target); ok {
+		return o.([]retry.Option)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o, ok := c.targets.Load(target); ok {
+		return o.([]retry.Option)
+	}
+	o := slices.Clip(c.opts)
+	if l := c.limiter(target); l != nil {
+		o = append(o, retry.WithLimiter(l))
+	}
+	c.targets.Store(target, o)
+	return o
+}
+
+// overload reports whether code is the server failing or shedding load,
+// which a Limiter counts as a failure whether or not it is retried.
+func overload(code connect.Code) bool {
+	return code == connect.CodeUnavailable || code == connect.CodeDeadlineExceeded || code == connect.CodeResourceExhausted
 }
 
 func newConfig(opts []Option) *config {
@@ -106,6 +163,8 @@ func newConfig(opts []Option) *config {
 			c.allow = o.allow
 		case withOption:
 			c.opts = append(c.opts, o.opts...)
+		case limiterOption:
+			c.limiter = o.limit
 		}
 	}
 	c.opts = c.opts[:len(c.opts):len(c.opts)]

@@ -1,10 +1,9 @@
 package retryconnect
 
 import (
+	"math"
 	"net/http"
 	"time"
-
-	"github.com/seed-b8c8f69d/retry/internal/a6"
 )
 
 // PushbackKey is the response header or trailer in which a server asks for
@@ -34,6 +33,29 @@ func pushback(meta http.Header) (d time.Duration, ok bool) {
 	return -1, true // several values: as grpc-go, take it as "don't"
 }
 
-// parsePushback parses a pushback value (a6.ParsePushback): a number of
-// milliseconds, or -1 for anything that is not decimal digits.
-func parsePushback(s string) time.Duration { return a6.ParsePushback(s) }
+// parsePushback parses a pushback value: decimal digits only, a number of
+// milliseconds, saturating at the largest Duration. Anything else, including
+// an empty string, a sign or spaces, is -1, which gRFC A6 reads as "do not
+// retry". It never panics. (retrygrpc and retryconnect each keep this copy:
+// they are released apart from the library and from each other, so neither
+// reaches into another module's internals.)
+func parsePushback(s string) time.Duration {
+	if s == "" {
+		return -1
+	}
+	const limit = math.MaxInt64 / int64(time.Millisecond)
+	var ms int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return -1
+		}
+		if ms <= limit {
+			ms = ms*10 + int64(c-'0')
+		}
+	}
+	if ms > limit {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
+}

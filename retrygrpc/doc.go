@@ -18,9 +18,9 @@
 // caller's own context, and nothing once that context is done. A server
 // can push back (gRFC A6) with the trailer PushbackKey: a non-negative
 // number of milliseconds is the wait before the next attempt, through
-// retry.RetryAfter, so retry.MaxPushback bounds it and a wait that would end
-// after the deadline is not started; a negative or malformed value stops
-// the retries. Every attempt after the first carries the header
+// retry.RetryAfter, so one longer than retry.MaxPushback, or that would end
+// after the deadline, ends the call at once (retry.ErrPushbackTooLong); a
+// negative or malformed value stops the retries. Every attempt after the first carries the header
 // PreviousAttemptsKey with the number of attempts before it.
 //
 // Streams are retried only until they are committed: until the response
@@ -45,6 +45,13 @@
 // go on. Hedge only methods that are safe to receive several times, and
 // give each method either retries or hedging.
 //
+// # Service config
+//
+// ParseServiceConfig reads the retryPolicy, hedgingPolicy and
+// retryThrottling of a gRPC service config, with grpc-go's name matching
+// and validation, and its ServiceConfig's interceptors apply them per
+// method, with A6's backoff and token bucket (see ServiceConfig).
+//
 // # Budgets
 //
 // Pass retry.WithBudget through With. A Budget is shared by everything that
@@ -62,6 +69,13 @@
 // interceptors, dial with grpc.WithDisableRetry(), which turns the service
 // config's policies off and keeps only grpc-go's transparent retries, those
 // of calls the server's application never saw.
+//
+// # The server's half
+//
+// UnaryServerInterceptor and StreamServerInterceptor admit a server's calls
+// through a retryserver.Shedder, which sheds retries (PreviousAttemptsKey)
+// first and refuses with codes.Unavailable and the pushback these client
+// interceptors honour (docs/SERVER.md).
 //
 // # Testing
 //

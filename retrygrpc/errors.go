@@ -71,7 +71,7 @@ func result(ctx context.Context, err error) error {
 	var st *status.Status
 	switch {
 	case ctx.Err() == nil && re.Attempts == 0:
-		// A Throttle or Breaker let no attempt through.
+		// A Throttle, Breaker or Limiter let no attempt through.
 		st = status.New(codes.Unavailable, re.Error())
 	case ctx.Err() != nil || re.Last == nil:
 		st = status.FromContextError(ctx.Err())

@@ -2,10 +2,8 @@ module github.com/seed-b8c8f69d/retry/retrygrpc
 
 go 1.26.0
 
-replace github.com/seed-b8c8f69d/retry => ../
-
 require (
-	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
+	github.com/seed-b8c8f69d/retry v0.1.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

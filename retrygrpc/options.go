@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 )
@@ -17,7 +16,7 @@ import (
 const DefaultReplayLimit = 256 << 10
 
 // An Option configures an interceptor. Options are made only by this package
-// (Codes, Methods, ReplayLimit, With, Throttle, Breaker); the zero Option
+// (Codes, Methods, ReplayLimit, With, Throttle, Breaker, Limiter); the zero Option
 // does nothing. Options
 // are plain values: build them once and share them freely. Later options
 // replace earlier ones of the same kind, except With, whose retry.Options
@@ -28,7 +27,7 @@ type Option struct {
 	methods func(fullMethod string) bool // Methods
 	limit   int                          // ReplayLimit
 	opts    []retry.Option               // With
-	gate    any                          // Throttle: func(string) *retry.Throttle; Breaker: func(string) *retry.Breaker
+	gate    any                          // Throttle: *perTarget[retry.Throttle]; Breaker: *perTarget[retry.Breaker]; Limiter: *perTarget[retry.Limiter]
 }
 
 type optionKind uint8
@@ -41,6 +40,7 @@ const (
 	withOption
 	throttleOption
 	breakerOption
+	limiterOption
 )
 
 // Codes returns an Option that makes the interceptors retry the status codes
@@ -125,7 +125,7 @@ func ReplayLimit(bytes int) Option {
 // by its status, never by its reply (use Codes or retry.If).
 func With(opts ...retry.Option) Option {
 	for _, o := range opts {
-		if optinfo.IfValue(o) {
+		if o.JudgesValues() {
 			panic("retrygrpc: With: retry.IfValue is not supported; judge calls by their status with Codes or retry.If")
 		}
 	}
@@ -133,9 +133,11 @@ func With(opts ...retry.Option) Option {
 }
 
 // Throttle returns an Option that gives each target its own retry.Throttle,
-// made by newThrottle the first time the interceptor sees a call to that
-// target and kept for the interceptor's life (newThrottle may return nil:
-// no Throttle for that target). The target is the connection's, as
+// made by newThrottle the first time a call to that target is seen and kept
+// for the Option's life (newThrottle may return nil: no Throttle for that
+// target). Every interceptor built from the Option shares that one value
+// per target: newThrottle is called once per target, whichever interceptor
+// (unary, stream, hedging) meets the target first. The target is the connection's, as
 // cc.Target() reports it: the string given to grpc.NewClient, such as
 // "dns:///api.example.com:443". Every attempt of a call asks the Throttle
 // first, as retry.WithThrottle describes; with hedging, every attempt.
@@ -157,7 +159,7 @@ func Throttle(newThrottle func(target string) *retry.Throttle) Option {
 	if newThrottle == nil {
 		panic("retrygrpc: Throttle: nil function")
 	}
-	return Option{kind: throttleOption, gate: newThrottle}
+	return Option{kind: throttleOption, gate: &perTarget[retry.Throttle]{newValue: newThrottle}}
 }
 
 // Breaker returns an Option that gives each target its own retry.Breaker,
@@ -169,7 +171,23 @@ func Breaker(newBreaker func(target string) *retry.Breaker) Option {
 	if newBreaker == nil {
 		panic("retrygrpc: Breaker: nil function")
 	}
-	return Option{kind: breakerOption, gate: newBreaker}
+	return Option{kind: breakerOption, gate: &perTarget[retry.Breaker]{newValue: newBreaker}}
+}
+
+// Limiter returns an Option that gives each target its own retry.Limiter,
+// made by newLimiter as Throttle makes Throttles: every attempt of a call
+// to the target holds one of its permits while in flight, as
+// retry.WithLimiter describes (with hedging, a copy that finds no permit
+// free is not sent), and outcomes count as they do for Throttle. A call
+// whose first attempt gets no permit fails with a status of code
+// Unavailable whose error matches retry.ErrLimited with errors.Is.
+//
+// Limiter panics if newLimiter is nil.
+func Limiter(newLimiter func(target string) *retry.Limiter) Option {
+	if newLimiter == nil {
+		panic("retrygrpc: Limiter: nil function")
+	}
+	return Option{kind: limiterOption, gate: &perTarget[retry.Limiter]{newValue: newLimiter}}
 }
 
 // config is the result of applying an interceptor's options.
@@ -178,18 +196,19 @@ type config struct {
 	methods  func(string) bool
 	limit    int
 	opts     []retry.Option
-	throttle func(string) *retry.Throttle // Throttle's
-	breaker  func(string) *retry.Breaker  // Breaker's
+	throttle *perTarget[retry.Throttle] // Throttle's, shared with every config made from the Option
+	breaker  *perTarget[retry.Breaker]  // Breaker's, likewise
+	limiter  *perTarget[retry.Limiter]  // Limiter's, likewise
 
 	mu      sync.Mutex // serialises the making of a target's options
-	targets sync.Map   // target → []retry.Option: opts with the target's Throttle and Breaker
+	targets sync.Map   // target → []retry.Option: opts with the target's Throttle, Breaker and Limiter
 }
 
-// gated reports whether the interceptor has a Throttle or Breaker.
-func (c *config) gated() bool { return c.throttle != nil || c.breaker != nil }
+// gated reports whether the interceptor has a Throttle, Breaker or Limiter.
+func (c *config) gated() bool { return c.throttle != nil || c.breaker != nil || c.limiter != nil }
 
 // optsFor returns the retry options of a call to cc: the interceptor's,
-// with cc's target's Throttle and Breaker, made on its first call.
+// with cc's target's Throttle, Breaker and Limiter, made on its first call.
 func (c *config) optsFor(cc *grpc.ClientConn) []retry.Option {
 	if !c.gated() {
 		return c.opts
@@ -208,13 +227,18 @@ func (c *config) optsFor(cc *grpc.ClientConn) []retry.Option {
 	}
 	o := slices.Clip(c.opts)
 	if c.throttle != nil {
-		if th := c.throttle(target); th != nil {
+		if th := c.throttle.get(target); th != nil {
 			o = append(o, retry.WithThrottle(th))
 		}
 	}
 	if c.breaker != nil {
-		if b := c.breaker(target); b != nil {
+		if b := c.breaker.get(target); b != nil {
 			o = append(o, retry.WithBreaker(b))
+		}
+	}
+	if c.limiter != nil {
+		if l := c.limiter.get(target); l != nil {
+			o = append(o, retry.WithLimiter(l))
 		}
 	}
 	c.targets.Store(target, o)
@@ -240,9 +264,11 @@ func newConfig(opts []Option) *config {
 		case withOption:
 			c.opts = append(c.opts, o.opts...)
 		case throttleOption:
-			c.throttle = o.gate.(func(string) *retry.Throttle)
+			c.throttle = o.gate.(*perTarget[retry.Throttle])
 		case breakerOption:
-			c.breaker = o.gate.(func(string) *retry.Breaker)
+			c.breaker = o.gate.(*perTarget[retry.Breaker])
+		case limiterOption:
+			c.limiter = o.gate.(*perTarget[retry.Limiter])
 		}
 	}
 	c.opts = c.opts[:len(c.opts):len(c.opts)]

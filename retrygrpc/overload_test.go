@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -151,4 +152,41 @@ func TestOverloadOptionsPanic(t *testing.T) {
 			f()
 		}()
 	}
+}
+
+// TestGateOnePerTarget checks that one Throttle or Breaker Option makes one
+// value per target, shared by every interceptor built from it: the unary,
+// stream and hedging interceptors on two connections to one server.
+func TestGateOnePerTarget(t *testing.T) {
+	var made []string
+	gate := retrygrpc.Breaker(func(target string) *retry.Breaker {
+		made = append(made, "breaker "+target)
+		return retry.NewBreaker(retry.BreakerMinCalls(1), retry.BreakerOpen(retry.Constant(time.Hour)))
+	})
+	throttle := retrygrpc.Throttle(func(target string) *retry.Throttle {
+		made = append(made, "throttle "+target)
+		return nil
+	})
+	srv := &server{check: always(codes.Unavailable)}
+	cc := start(t, srv,
+		grpc.WithUnaryInterceptor(retrygrpc.UnaryClientInterceptor(retry.Delays(), gate, throttle)),
+		grpc.WithStreamInterceptor(retrygrpc.StreamClientInterceptor(retry.Delays(), gate, throttle)))
+	hedged, err := grpc.NewClient(cc.Target(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDisableRetry(),
+		grpc.WithUnaryInterceptor(retrygrpc.HedgeUnaryClientInterceptor(retry.Delays(), gate, throttle)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hedged.Close()
+
+	// The unary call's failure opens the target's breaker, which the stream
+	// and the hedged call then find open.
+	_, err = check(t.Context(), cc)
+	eq(t, codes.Unavailable, status.Code(err), "code")
+	_, err = cc.NewStream(t.Context(), splitDesc, splitMethod)
+	isErr(t, err, retry.ErrOpen)
+	_, err = check(t.Context(), hedged)
+	isErr(t, err, retry.ErrOpen)
+	eq(t, 1, len(srv.seen()), "calls sent")
+	eq(t, []string{"throttle " + cc.Target(), "breaker " + cc.Target()}, made, "made once per target")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-b8c8f69d/retry"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -43,10 +44,12 @@ func StreamClientInterceptor(s retry.Schedule, opts ...Option) grpc.StreamClient
 			return streamer(ctx, desc, cc, method, callOpts...)
 		}
 		st := &stream{
-			ctx: ctx, cfg: cfg, desc: desc, cc: cc, method: method, streamer: streamer, callOpts: callOpts,
+			ctx: ctx, cfg: cfg, desc: desc, cc: cc, method: method, streamer: streamer,
 			recvLock: make(chan struct{}, 1),
 			changed:  make(chan struct{}),
+			driven:   make(chan struct{}),
 		}
+		st.callOpts, st.finish = splitFinish(callOpts)
 		if cfg.limit > 0 {
 			st.codec = codecOf(callOpts)
 		}
@@ -57,6 +60,7 @@ func StreamClientInterceptor(s retry.Schedule, opts ...Option) grpc.StreamClient
 			st.waitLocked()
 		}
 		if st.cur == nil {
+			st.repanic() // deferred unlock releases st.mu
 			return nil, st.final
 		}
 		return st, nil
@@ -74,8 +78,11 @@ type stream struct {
 	cc       *grpc.ClientConn
 	method   string
 	streamer grpc.Streamer
-	callOpts []grpc.CallOption
-	codec    encoding.CodecV2 // measures kept messages; nil: they cannot be measured
+	callOpts []grpc.CallOption // the caller's but OnFinish
+	finish   []func(error)     // the caller's OnFinish functions, run once, for the call
+	codec    encoding.CodecV2  // measures kept messages; nil: they cannot be measured
+
+	driven chan struct{} // closed when drive has returned
 
 	// recvLock is a token held by whoever calls RecvMsg on an attempt that
 	// is not committed: the caller's RecvMsg, or drive finding out the
@@ -92,6 +99,10 @@ type stream struct {
 	kept      []any         // messages sent while not committed
 	size      int           // their encoded size
 	closed    bool          // CloseSend was called
+	finishDue bool          // the committed attempt ended: unlock runs finish
+	finishErr error         // with this, the attempt's outcome
+	finishRan bool          // finish has run, or is running
+	panicked  any           // when done: what a hook or OnFinish panicked with, if one did
 }
 
 // attempt is one stream opened by the streamer.
@@ -104,6 +115,8 @@ type attempt struct {
 	settled   chan struct{} // closed when err is known
 	isSettled bool
 	err       error // nil: committed; else the failure
+	ended     bool  // gRPC ended cs: its OnFinish ran, with endErr
+	endErr    error
 }
 
 // waitLocked waits, with st.mu released, for the next change.
@@ -124,8 +137,43 @@ func (st *stream) broadcastLocked() {
 // earlier one.
 func (st *stream) settle(a *attempt, err error) bool {
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	defer st.unlock()
 	return st.settleLocked(a, err)
+}
+
+// unlock releases st.mu; then, if the committed attempt has ended, it runs
+// the caller's OnFinish functions, unless they ran already. Use it, rather
+// than st.mu.Unlock, after anything that may commit an attempt.
+func (st *stream) unlock() {
+	run := st.finishDue && !st.finishRan
+	if run {
+		st.finishRan = true
+	}
+	err := st.finishErr
+	st.mu.Unlock()
+	if run {
+		st.finished(err)
+	}
+}
+
+// finished runs the caller's OnFinish functions with the call's outcome.
+func (st *stream) finished(err error) {
+	for _, f := range st.finish {
+		f(err)
+	}
+}
+
+// attemptEnded is a's OnFinish, given to gRPC when the caller has OnFinish
+// functions: it runs them if a is the committed attempt, or leaves that to
+// the commit if a is not settled yet. gRPC runs it when a's stream ends,
+// once a's Header, Trailer and Peer options are set.
+func (st *stream) attemptEnded(a *attempt, err error) {
+	st.mu.Lock()
+	a.ended, a.endErr = true, err
+	if a.isSettled && a.err == nil {
+		st.finishDue, st.finishErr = true, err
+	}
+	st.unlock()
 }
 
 func (st *stream) settleLocked(a *attempt, err error) bool {
@@ -137,6 +185,7 @@ func (st *stream) settleLocked(a *attempt, err error) bool {
 			// replay still running on a reads it.
 			st.committed = true
 			st.kept = nil
+			st.finishDue, st.finishErr = a.ended, a.endErr
 		}
 		st.broadcastLocked()
 	}
@@ -145,12 +194,72 @@ func (st *stream) settleLocked(a *attempt, err error) bool {
 
 // drive runs the retries, on a goroutine of its own, until an attempt is
 // committed or the retries end.
+//
+// The user code it runs (the options' hooks and predicates, the caller's
+// OnFinish functions) may panic. The panic must not end the program from a
+// goroutine the caller does not own: drive recovers it, ends the call,
+// cancelling the latest attempt even if it was committed, and the caller's
+// methods that observe the end panic with the same value (repanic).
 func (st *stream) drive(s retry.Schedule) {
+	defer close(st.driven)
+	normal := false
+	defer func() {
+		if normal {
+			return
+		}
+		p := recover()
+		st.mu.Lock()
+		st.done, st.panicked = true, p
+		st.final = status.Error(codes.Internal, "retrygrpc: a hook panicked")
+		st.finishRan = true // the panic, not OnFinish, tells the caller the call ended
+		if st.cur != nil {
+			st.cur.cancel()
+		}
+		st.broadcastLocked()
+		st.mu.Unlock()
+	}()
+	st.run(s)
+	normal = true
+}
+
+// repanic panics with what drive recovered, if it recovered a panic. Call it
+// without st.mu, once done was seen or drive has returned.
+func (st *stream) repanic() {
+	if st.panicked != nil {
+		panic(st.panicked)
+	}
+}
+
+// ended returns err, which RecvMsg got from the committed attempt. An error
+// ends the stream: RecvMsg then waits for drive, which after the commit only
+// finishes retry.Do's hooks, so that a panic in them reaches the caller even
+// when the stream ended first.
+func (st *stream) ended(err error) error {
+	if err != nil {
+		<-st.driven
+		st.repanic()
+	}
+	return err
+}
+
+// run is drive's work: the retries, and what follows if they fail.
+func (st *stream) run(s retry.Schedule) {
 	err := retry.Do(st.ctx, s, st.try, st.cfg.optsFor(st.cc)...)
 	if err == nil {
 		return
 	}
 	err = result(st.ctx, err)
+	if len(st.finish) > 0 {
+		// No attempt was committed: the call ended with err, which
+		// the caller's OnFinish functions get before the caller does.
+		st.mu.Lock()
+		run := !st.finishRan
+		st.finishRan = true
+		st.mu.Unlock()
+		if run {
+			st.finished(err)
+		}
+	}
 	st.mu.Lock()
 	st.done, st.final = true, err
 	st.broadcastLocked()
@@ -181,7 +290,11 @@ func (st *stream) try(actx context.Context) error {
 	if n > 1 {
 		ctx = metadata.AppendToOutgoingContext(sctx, PreviousAttemptsKey, strconv.Itoa(n-1))
 	}
-	cs, err := st.streamer(ctx, st.desc, st.cc, st.method, st.callOpts...)
+	callOpts := st.callOpts
+	if len(st.finish) > 0 {
+		callOpts = append(callOpts[:len(callOpts):len(callOpts)], grpc.OnFinish(func(err error) { st.attemptEnded(a, err) }))
+	}
+	cs, err := st.streamer(ctx, st.desc, st.cc, st.method, callOpts...)
 	if err != nil {
 		stop()
 		cancel()
@@ -298,6 +411,7 @@ func (st *stream) SendMsg(m any) error {
 	a := st.currentLocked(true)
 	if a == nil {
 		st.mu.Unlock()
+		st.repanic()
 		return io.EOF
 	}
 	if st.committed {
@@ -305,7 +419,7 @@ func (st *stream) SendMsg(m any) error {
 		return a.cs.SendMsg(m)
 	}
 	st.keepLocked(a, m)
-	st.mu.Unlock()
+	st.unlock()
 
 	err := a.cs.SendMsg(m)
 	if err == nil {
@@ -324,8 +438,12 @@ func (st *stream) SendMsg(m any) error {
 	for !a.isSettled {
 		st.waitLocked()
 	}
-	if a.err == nil || st.currentLocked(false) == nil {
-		return io.EOF // committed, or given up: RecvMsg has the status
+	if a.err == nil {
+		return io.EOF // committed: RecvMsg has the status
+	}
+	if st.currentLocked(false) == nil {
+		st.repanic()  // deferred unlock releases st.mu
+		return io.EOF // given up: RecvMsg has the status
 	}
 	return nil
 }
@@ -358,6 +476,7 @@ func (st *stream) CloseSend() error {
 	a := st.currentLocked(true)
 	if a == nil {
 		st.mu.Unlock()
+		st.repanic()
 		return nil
 	}
 	if !st.committed {
@@ -377,10 +496,11 @@ func (st *stream) RecvMsg(m any) error {
 		committed, final := st.committed, st.final
 		st.mu.Unlock()
 		if a == nil {
+			st.repanic()
 			return final
 		}
 		if committed {
-			return a.cs.RecvMsg(m)
+			return st.ended(a.cs.RecvMsg(m))
 		}
 		select {
 		case st.recvLock <- struct{}{}:
@@ -398,19 +518,19 @@ func (st *stream) RecvMsg(m any) error {
 		<-st.recvLock
 		if err == nil || err == io.EOF {
 			if st.settle(a, nil) {
-				return err
+				return st.ended(err)
 			}
 			continue // the attempt timed out meanwhile; m is received again
 		}
 		if md, _ := a.cs.Header(); md != nil {
 			// Headers came before the failure: committed.
 			if st.settle(a, nil) {
-				return err
+				return st.ended(err)
 			}
 			continue
 		}
 		if st.settle(a, err) {
-			return err // committed by the caller meanwhile
+			return st.ended(err) // committed by the caller meanwhile
 		}
 	}
 }
@@ -425,6 +545,7 @@ func (st *stream) Header() (metadata.MD, error) {
 		committed := st.committed
 		st.mu.Unlock()
 		if a == nil {
+			st.repanic()
 			return nil, nil // ended without headers: RecvMsg has the status
 		}
 		if committed {
@@ -461,6 +582,6 @@ func (st *stream) Context() context.Context {
 		return st.ctx
 	}
 	st.settleLocked(a, nil)
-	st.mu.Unlock()
+	st.unlock()
 	return a.cs.Context()
 }

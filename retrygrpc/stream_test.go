@@ -66,9 +66,9 @@ func upload(ctx context.Context, cc *grpc.ClientConn, msgs ...string) (string, e
 	return out.Value, nil
 }
 
-// download opens a Split call for in and receives every message.
-func download(ctx context.Context, cc *grpc.ClientConn, in string) ([]string, error) {
-	cs, err := cc.NewStream(ctx, splitDesc, splitMethod)
+// download opens a Split call for in, with opts, and receives every message.
+func download(ctx context.Context, cc *grpc.ClientConn, in string, opts ...grpc.CallOption) ([]string, error) {
+	cs, err := cc.NewStream(ctx, splitDesc, splitMethod, opts...)
 	if err != nil {
 		return nil, err
 	}

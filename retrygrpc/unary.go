@@ -41,12 +41,16 @@ func UnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryClientIn
 		if !cfg.selected(method) {
 			return invoker(ctx, method, req, reply, cc, callOpts...)
 		}
+		callOpts, finish := splitFinish(callOpts)
 		u := unaryCalls.Get().(*unaryCall)
 		u.cfg, u.ctx, u.method, u.req, u.reply, u.cc, u.invoker = cfg, ctx, method, req, reply, cc, invoker
 		u.callOpts, u.extra = callOpts, newExtra(callOpts)
 		err := result(ctx, retry.Do(ctx, s, u.fn, cfg.optsFor(cc)...))
 		u.reset()
 		unaryCalls.Put(u)
+		for _, f := range finish {
+			f(err)
+		}
 		return err
 	}
 }
@@ -63,7 +67,7 @@ type unaryCall struct {
 	reply    any
 	cc       *grpc.ClientConn
 	invoker  grpc.UnaryInvoker
-	callOpts []grpc.CallOption // the caller's, as given; never written to
+	callOpts []grpc.CallOption // the caller's but OnFinish; never written to
 	extra    *extra            // the current attempt's
 	n        int               // attempts made
 	fn       func(context.Context) error

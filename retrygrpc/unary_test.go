@@ -159,8 +159,8 @@ func TestUnaryExhausted(t *testing.T) {
 func TestUnaryPushback(t *testing.T) {
 	t.Run("honoured", func(t *testing.T) {
 		// 2.5 s is longer than the schedule's 1 s; "0" leaves the
-		// schedule's delay; 90 s is cut to MaxPushback.
-		srv := &server{check: pushingBack("2500", "0", "90000")}
+		// schedule's delay; 60 s is MaxPushback exactly.
+		srv := &server{check: pushingBack("2500", "0", "60000")}
 		cc, clock := unaryConn(t, srv, retry.Constant(time.Second).Take(5),
 			retrygrpc.With(retry.MaxPushback(time.Minute)))
 		if _, err := check(t.Context(), cc); err != nil {
@@ -169,6 +169,24 @@ func TestUnaryPushback(t *testing.T) {
 		want := []time.Duration{2500 * time.Millisecond, time.Second, time.Minute}
 		if got := clock.Sleeps(); !slices.Equal(got, want) {
 			t.Errorf("waits %v, want %v", got, want)
+		}
+	})
+	t.Run("longer than MaxPushback ends the call", func(t *testing.T) {
+		srv := &server{check: pushingBack("90000")}
+		cc, clock := unaryConn(t, srv, retry.Constant(time.Second).Take(5),
+			retrygrpc.With(retry.MaxPushback(time.Minute)))
+		_, err := check(t.Context(), cc)
+		if !errors.Is(err, retry.ErrPushbackTooLong) {
+			t.Fatalf("error %v: want ErrPushbackTooLong", err)
+		}
+		if st, _ := status.FromError(err); st.Code() != codes.Unavailable {
+			t.Errorf("status %v: want the server's", st)
+		}
+		if n := len(srv.seen()); n != 1 {
+			t.Errorf("%d calls, want 1", n)
+		}
+		if got := clock.Sleeps(); len(got) != 0 {
+			t.Errorf("waits %v, want none", got)
 		}
 	})
 	for _, v := range []string{"-1", "-0", "abc", "1.5", " 5", "+5", "0x10", "５"} {

@@ -68,8 +68,11 @@ func (c *call) attempt(actx context.Context) (*http.Response, error) {
 		return resp, nil
 	}
 	se := c.statusError(resp)
+	if noRetry(resp) {
+		return nil, retry.RetryAfter(se, -1)
+	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		return nil, withRetryAfter(se, resp.Header.Get("Retry-After"))
+		return nil, withPushback(se, resp.Header)
 	}
 	return nil, se
 }
@@ -166,6 +169,9 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 	}
 	if body != nil {
 		req.Body = body
+	}
+	if n > 1 {
+		req.Header = withPreviousAttempts(req.Header, n-1) // req is a copy
 	}
 	if n > 1 && t.PrepareRetry != nil || t.OnAttempt != nil {
 		if err := c.hooks(req, n, cancel); err != nil {

@@ -5,11 +5,14 @@
 // with an idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) or an
 // Idempotency-Key header, and only when their body can be rewound. It retries
 // the transport errors that retry.IsTransient accepts and the statuses 408,
-// 429, 500, 502, 503 and 504, honours Retry-After on 429 and 503 through the
-// core's pushback rules (bounded by retry.MaxPushback, never past the
-// context's deadline), drains and closes the response of every failed
-// attempt so that keep-alive connections are reused, and hands the caller
-// the last response exactly as a client without retries would have seen it.
+// 429, 500, 502, 503 and 504, honours the rate-limit headers of a 429 or 503
+// (Retry-After, retry-after-ms, the IETF RateLimit fields and
+// X-RateLimit-Reset) through the core's pushback rules: a wait longer than
+// retry.MaxPushback, or past the context's deadline, ends the retries at
+// once with retry.ErrPushbackTooLong as the reason. It drains and closes
+// the response of every failed attempt so that keep-alive connections are
+// reused, and hands the caller the last response exactly as a client
+// without retries would have seen it.
 //
 // The simplest use is a client:
 //
@@ -28,6 +31,11 @@
 // headers, OnAttempt sees every attempt, and BufferBody makes bodies without
 // GetBody retryable. A base RoundTripper reads the number of the attempt it
 // sends with AttemptNumber.
+//
+// The server's half: NewHandler admits a handler's requests through a
+// retryserver.Shedder, which sheds retries (PreviousAttemptsHeader, which a
+// Transport sends) first and answers a refusal with the Retry-After that a
+// Transport honours (docs/SERVER.md).
 //
 // NewHedgingTransport makes a Transport that hedges instead of retrying,
 // with retry.Hedge: under the same rule of what may be sent twice, it sends

@@ -1,6 +1,7 @@
 package retryhttp_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,7 +55,9 @@ func ExampleNewClient() {
 
 // A Retry-After-aware client: the server rate-limits with both forms of
 // Retry-After, and the client waits as long as it is told, within
-// MaxPushback. The HTTP-date is read against the retry clock.
+// MaxPushback. The HTTP-date is read against the retry clock. When the
+// server asks for more than MaxPushback, the client stops at once and
+// returns the server's answer; OnDone's reason says why.
 func ExampleNewClient_retryAfter() {
 	clock := retry.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	var calls atomic.Int32
@@ -77,7 +80,10 @@ func ExampleNewClient_retryAfter() {
 
 	client := retryhttp.NewClient(retry.Constant(time.Second).Take(5),
 		retry.WithClock(clock),
-		retry.MaxPushback(time.Minute))
+		retry.MaxPushback(time.Minute),
+		retry.OnDone(func(o retry.Outcome) {
+			fmt.Println("too long:", errors.Is(o.Reason, retry.ErrPushbackTooLong))
+		}))
 	defer client.CloseIdleConnections()
 
 	resp, err := client.Get(api.URL)
@@ -86,12 +92,10 @@ func ExampleNewClient_retryAfter() {
 		return
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	fmt.Print(resp.Status, " ", string(body))
-	fmt.Println("waited:", clock.Sleeps())
+	fmt.Println(resp.Status, "waited:", clock.Sleeps())
 	// Output:
-	// 200 OK done
-	// waited: [3s 20s 1m0s]
+	// too long: true
+	// 503 Service Unavailable waited: [3s 20s]
 }
 
 // A Transport over a custom base, with a Budget shared by all its requests,

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 )
 
 // NewHedgingTransport returns a Transport that hedges requests through base
@@ -37,7 +36,7 @@ func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry
 		panic("retryhttp: NewHedgingTransport: nil schedule")
 	}
 	for _, o := range opts {
-		if optinfo.IfValue(o) {
+		if o.JudgesValues() {
 			panic("retryhttp: NewHedgingTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
 		}
 	}
@@ -99,7 +98,7 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 		}
 	}()
 	opts := t.opts
-	if t.Throttle != nil || t.Breaker != nil {
+	if t.Throttle != nil || t.Breaker != nil || t.Limiter != nil {
 		opts = r.gate(opts, req.URL.Host) // a copy: r is never recycled
 	}
 	resp, err := retry.Hedge(ctx, t.schedule, r.attempt, opts...)

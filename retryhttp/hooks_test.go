@@ -70,7 +70,7 @@ func TestPrepareRetry(t *testing.T) {
 		resp, err := rt.RoundTrip(req)
 		require.NoError(t, err)
 		assert.Equal(t, 200, resp.StatusCode)
-		assert.Equal(t, []http.Header{nil, {"Authorization": {"Bearer fresh"}}}, seen)
+		assert.Equal(t, []http.Header{nil, {"Authorization": {"Bearer fresh"}, PreviousAttemptsHeader: {"1"}}}, seen, "a retry says it is one")
 		assert.Nil(t, req.Header)
 	})
 	t.Run("an error ends the call", func(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 // at most.
 const PerHostLimit = 1024
 
-// PerHost returns a function for Transport.Throttle or Transport.Breaker
-// that returns, for each host, the value newValue(host) made the first
-// time that host was asked for: one Throttle or Breaker per host, made when
+// PerHost returns a function for Transport.Throttle, Transport.Breaker or
+// Transport.Limiter that returns, for each host, the value newValue(host)
+// made the first time that host was asked for: one per host, made when
 // first needed, so that newValue can label its logs and metrics with the
 // host.
 //

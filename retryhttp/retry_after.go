@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/seed-b8c8f69d/retry"
 )
 
 // A retryAfter is a parsed Retry-After header value: a delay, or a point in
@@ -60,22 +58,4 @@ func parseSeconds(v string) (time.Duration, bool) {
 		return time.Duration(math.MaxInt64), true
 	}
 	return time.Duration(n) * time.Second, true
-}
-
-// withRetryAfter marks err with the pushback that the Retry-After value v
-// asks for, or returns err as it is if v is empty or malformed. A valid v
-// never yields a negative wait, so a server cannot stop the retries through
-// it: only shorten them by pushing the next attempt past the deadline.
-func withRetryAfter(err error, v string) error {
-	if v == "" {
-		return err
-	}
-	ra, ok := parseRetryAfter(v)
-	switch {
-	case !ok:
-		return err
-	case ra.absolute:
-		return retry.RetryAt(err, ra.at)
-	}
-	return retry.RetryAfter(err, ra.delay)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
-	"github.com/seed-b8c8f69d/retry/internal/optinfo"
 )
 
 // DefaultDrainLimit is the number of bytes of a failed attempt's response
@@ -58,7 +57,8 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // BufferBody). Every other request is sent once, unchanged. A transport
 // error that RetryError accepts and a response whose status RetryStatus
 // accepts (or whatever ShouldRetry accepts) are retried; a 429 or 503's
-// Retry-After pushes the next attempt back. When the retries stop, RoundTrip
+// Retry-After, retry-after-ms, RateLimit or X-RateLimit-Reset header pushes
+// the next attempt back (docs/HTTP.md, "Rate-limit headers"). When the retries stop, RoundTrip
 // returns the last attempt's response exactly as the base returned it, or
 // the last error; a failed attempt's response is drained and closed first.
 // The options given to NewTransport apply to every request. The full rules
@@ -161,7 +161,8 @@ type Transport struct {
 	// is the request URL's Host, as it is: "example.com" and
 	// "example.com:443" are two keys. Every attempt of a request asks them
 	// first, as retry.WithThrottle and retry.WithBreaker describe; in a
-	// hedging Transport, every copy. PerHost makes one of each per host.
+	// hedging Transport, every copy. PerHost makes one of each per host,
+	// with a bounded number of hosts.
 	//
 	// What counts as the host's answer: a response whose status the
 	// Transport does not retry (every 2xx, 3xx and 4xx but 408 and 429,
@@ -188,6 +189,17 @@ type Transport struct {
 	Throttle func(host string) *retry.Throttle
 	Breaker  func(host string) *retry.Breaker
 
+	// Limiter, if set, returns the retry.Limiter shared by the requests to
+	// host, or nil for none (PerHost makes one per host): every attempt
+	// holds one of its permits while in flight, as retry.WithLimiter
+	// describes, and the outcomes count as they do for Throttle and
+	// Breaker above. A request whose first attempt gets no permit gets an
+	// error matching retry.ErrLimited, and no attempt is sent; a retry that
+	// gets none ends the retries as a Breaker's refusal does; in a hedging
+	// Transport, a copy that finds no permit free is not sent. It is
+	// called once per request, and may be called concurrently.
+	Limiter func(host string) *retry.Limiter
+
 	base     http.RoundTripper // nil: http.DefaultTransport
 	schedule retry.Schedule    // nil: defaultSchedule; never nil when hedging
 	opts     []retry.Option    // discardOnRetry followed by the caller's options; when hedging, the caller's followed by closeLosers
@@ -211,7 +223,7 @@ type Transport struct {
 // whole response.
 func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
 	for _, o := range opts {
-		if optinfo.IfValue(o) {
+		if o.JudgesValues() {
 			panic("retryhttp: NewTransport: retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
 		}
 	}
@@ -248,6 +260,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // races of its call have sent so far, which the race numbers its own after
 // and then adds them to.
 func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, error) {
+	if req.URL == nil {
+		// As http.Transport answers it, before anything reads the URL
+		// (the Throttle and Breaker are keyed by its Host).
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errNilURL
+	}
 	base := t.base
 	if base == nil {
 		base = http.DefaultTransport
@@ -270,7 +290,7 @@ func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, err
 	c.t, c.base, c.req, c.tmpl = t, base, req, tmpl
 	var resp *http.Response
 	var err error
-	gated := t.Throttle != nil || t.Breaker != nil
+	gated := t.Throttle != nil || t.Breaker != nil || t.Limiter != nil
 	if once && t.onceOpts == nil && !gated {
 		// No option could apply to the one attempt: send it as it is.
 		resp, err = c.sendOnce(ctx)
@@ -334,7 +354,7 @@ func idempotent(req *http.Request) bool {
 	return ok
 }
 
-// gate returns opts with the Throttle and Breaker of host, if any, in a
+// gate returns opts with the Throttle, Breaker and Limiter of host, if any, in a
 // buffer of c's.
 func (c *call) gate(opts []retry.Option, host string) []retry.Option {
 	c.opts = append(c.opts[:0], opts...)
@@ -346,6 +366,11 @@ func (c *call) gate(opts []retry.Option, host string) []retry.Option {
 	if c.t.Breaker != nil {
 		if b := c.t.Breaker(host); b != nil {
 			c.opts = append(c.opts, retry.WithBreaker(b))
+		}
+	}
+	if c.t.Limiter != nil {
+		if l := c.t.Limiter(host); l != nil {
+			c.opts = append(c.opts, retry.WithLimiter(l))
 		}
 	}
 	return c.opts

@@ -71,6 +71,7 @@ const (
 	reasonCancelled   = "cancelled"
 	reasonThrottled   = "throttled"
 	reasonCircuitOpen = "open"
+	reasonPushback    = "pushback_too_long"
 )
 
 // A reason maps a sentinel that an Outcome's Reason matches to its name.
@@ -86,6 +87,7 @@ var knownReasons = []reason{
 	{retry.ErrExhausted, reasonExhausted},
 	{retry.ErrMaxElapsed, reasonMaxElapsed},
 	{retry.ErrBudgetExhausted, reasonBudget},
+	{retry.ErrPushbackTooLong, reasonPushback},
 	{retry.ErrThrottled, reasonThrottled},
 	{retry.ErrOpen, reasonCircuitOpen},
 	{context.DeadlineExceeded, reasonDeadline},

@@ -2,14 +2,9 @@ module github.com/seed-b8c8f69d/retry/retryotel
 
 go 1.26.0
 
-replace (
-	github.com/seed-b8c8f69d/retry => ../
-	github.com/seed-b8c8f69d/retry/retrygrpc => ../retrygrpc
-)
-
 require (
-	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
-	github.com/seed-b8c8f69d/retry/retrygrpc v0.0.0-00010101000000-000000000000
+	github.com/seed-b8c8f69d/retry v0.1.0
+	github.com/seed-b8c8f69d/retry/retrygrpc v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0

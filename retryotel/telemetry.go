@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/retryotel/internal/scope"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -15,7 +16,9 @@ import (
 )
 
 // ScopeName is the instrumentation scope of the meter and tracer that
-// retryotel gets from its providers.
+// retryotel gets from its providers. The scope's version is the retryotel
+// module's release the program was built with (none in a build of the
+// module itself).
 const ScopeName = "github.com/seed-b8c8f69d/retry/retryotel"
 
 // A Telemetry records the retries, hedges and budgets of the calls to one
@@ -200,13 +203,13 @@ func New(dependency string, opts ...Option) (*Telemetry, error) {
 		classify: s.classify,
 		reasons:  append(s.reasons, knownReasons...),
 		mp:       s.mp,
-		tracer:   s.tp.Tracer(ScopeName),
+		tracer:   s.tp.Tracer(ScopeName, scope.TracerOptions()...),
 		spans:    s.spans,
 	}
 	_, noTraces := s.tp.(tracenoop.TracerProvider)
 	t.traces = !noTraces
 	if _, ok := s.mp.(metricnoop.MeterProvider); !ok {
-		m, err := newInstruments(s.mp.Meter(ScopeName), t.dep, &s)
+		m, err := newInstruments(s.mp.Meter(ScopeName, scope.MeterOptions()...), t.dep, &s)
 		if err != nil {
 			return nil, err
 		}

@@ -2,10 +2,8 @@ module github.com/seed-b8c8f69d/retry/bench/k8s
 
 go 1.26.0
 
-replace github.com/seed-b8c8f69d/retry => ../..
-
 require (
-	github.com/seed-b8c8f69d/retry v0.0.0-00010101000000-000000000000
+	github.com/seed-b8c8f69d/retry v0.1.0
 	k8s.io/apimachinery v0.37.2
 )
 

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"image/color"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -244,4 +246,100 @@ func addSeries(p *plot.Plot, xys plotter.XYs, col color.Color, name string) erro
 		p.Legend.Add(name, line, points)
 	}
 	return nil
+}
+
+// strategyRun is one strategy's series for timeChart, per second from 0:
+// the calls that reached the server or dependency, the requests started
+// and, of those, the ones that succeeded.
+type strategyRun struct {
+	name               string
+	color              color.Color
+	load               []int
+	started, succeeded []int
+}
+
+// timeChart draws two panels over the seconds [from, to), the x axis in
+// seconds since zero: the load per second of each run on a log scale
+// (title and yLabel say what it counts) with the capacity as a dashed
+// line through the points capacity, and the share of each second's
+// requests that succeeded. The span [0, shade) seconds is shaded in both;
+// values below ymin are drawn at ymin.
+func timeChart(path, title, yLabel, xLabel string, from, to int, zero time.Duration, shade float64,
+	capacity plotter.XYs, ymin float64, runs []strategyRun) error {
+	load := newPlot(title, "", yLabel)
+	good := newPlot("goodput: share of the requests started in each second that succeeded", xLabel, "%")
+	load.Y.Scale, load.Y.Tick.Marker = plot.LogScale{}, ticks125{}
+	x := func(k int) float64 { return (time.Duration(k)*bucket - zero).Seconds() }
+	ymax := 0.0
+	for _, c := range capacity {
+		ymax = max(ymax, c.Y)
+	}
+	for _, r := range runs {
+		for k := from; k < to && k < len(r.load); k++ {
+			ymax = max(ymax, float64(r.load[k]))
+		}
+	}
+	for _, p := range []struct {
+		p        *plot.Plot
+		lo, hi   float64
+		capacity bool
+	}{{load, ymin, ymax * 1.3, true}, {good, 0, 105, false}} {
+		area, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: p.lo}, {X: shade, Y: p.lo}, {X: shade, Y: p.hi}, {X: 0, Y: p.hi}})
+		if err != nil {
+			return err
+		}
+		area.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
+		area.LineStyle.Width = 0
+		p.p.Add(area)
+		if p.capacity {
+			line, err := plotter.NewLine(capacity)
+			if err != nil {
+				return err
+			}
+			line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+			line.Width = vg.Points(0.6)
+			line.Color = color.Gray{0x40}
+			p.p.Add(line)
+		}
+	}
+	for _, r := range runs {
+		lxy := make(plotter.XYs, 0, to-from)
+		gxy := make(plotter.XYs, 0, to-from)
+		for k := from; k < to; k++ {
+			if k < len(r.load) {
+				lxy = append(lxy, plotter.XY{X: x(k), Y: max(float64(r.load[k]), ymin)})
+			}
+			if k < len(r.started) && r.started[k] > 0 {
+				gxy = append(gxy, plotter.XY{X: x(k), Y: 100 * float64(r.succeeded[k]) / float64(r.started[k])})
+			}
+		}
+		for _, pl := range []struct {
+			p   *plot.Plot
+			xys plotter.XYs
+		}{{load, lxy}, {good, gxy}} {
+			line, err := plotter.NewLine(pl.xys)
+			if err != nil {
+				return err
+			}
+			line.Color = r.color
+			line.Width = vg.Points(1.1)
+			pl.p.Add(line)
+			if pl.p == good {
+				good.Legend.Add(r.name, line)
+			}
+		}
+	}
+	var ticks plot.ConstantTicks
+	for t := math.Ceil(x(from)/10) * 10; t <= x(to); t += 10 {
+		ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
+	}
+	for _, p := range []*plot.Plot{load, good} {
+		p.X.Min, p.X.Max = x(from), x(to)
+		p.X.Tick.Marker = ticks
+	}
+	load.Y.Min, load.Y.Max = ymin, ymax*1.3
+	good.Y.Min, good.Y.Max = 0, 105
+	good.Legend.Top, good.Legend.Left = false, false
+	good.Legend.YOffs = vg.Millimeter * 4
+	return saveGrid(path, [][]*plot.Plot{{load}, {good}}, 8*vg.Inch, 6*vg.Inch)
 }

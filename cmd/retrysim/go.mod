@@ -3,7 +3,8 @@ module github.com/seed-b8c8f69d/retry/cmd/retrysim
 go 1.25.0
 
 require (
-	github.com/seed-b8c8f69d/retry v0.0.0
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/seed-b8c8f69d/retry v0.1.0
 	golang.org/x/exp v0.0.0-20260813180055-c1d0aacb2297
 	golang.org/x/term v0.45.0
 	gonum.org/v1/plot v0.17.0
@@ -15,10 +16,10 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
-
-replace github.com/seed-b8c8f69d/retry => ../..

@@ -33,9 +33,10 @@ type hedgeSim struct {
 	arrivals, hedges, pauses *rand.Rand
 	gap                      time.Duration // mean time between requests
 
-	sched  retry.Schedule // the hedge delays; nil: never hedge
-	budget *retry.Budget
-	lat    recorder // told the duration of every copy as Observe tells it: see answer; nil: none
+	sched   retry.Schedule // the hedge delays; nil: never hedge
+	budget  *retry.Budget
+	settler settler  // settle's calls against budget
+	lat     recorder // told the duration of every copy as Observe tells it: see answer; nil: none
 
 	servers    []hedgeServer
 	perm       []int32 // the servers, in the order of the last shuffle
@@ -332,20 +333,41 @@ func (h *hedgeSim) hedge(r int32) {
 // after the leaf started, rather than when it starts: a shift of a few
 // milliseconds in a budget that refills over hundreds of leaves.
 func (h *hedgeSim) settle(hedge bool) bool {
-	attempts := 0
-	err := retry.Do(context.Background(), settleSchedule, func(context.Context) error {
-		if attempts++; attempts == 1 && hedge {
-			return errHedgeDue
-		}
-		return nil
-	}, retry.WithBudget(h.budget), retry.WithClock(instant{}))
+	s := &h.settler
+	if s.fn == nil {
+		s.fn = s.attempt
+		s.opts = []retry.Option{retry.WithBudget(h.budget), retry.WithClock(instant{})}
+	}
+	s.hedge, s.attempts = hedge, 0
+	err := retry.Do(context.Background(), settleSchedule, s.fn, s.opts...)
 	return hedge && err == nil
+}
+
+// settler is the state of settle's calls. It is made once per simulation,
+// with the function and options settle gives retry.Do, so that a call
+// allocates nothing: there are millions of them, one per leaf.
+type settler struct {
+	hedge    bool // the call's: a hedge is due
+	attempts int  // the call's attempts so far
+	fn       func(context.Context) error
+	opts     []retry.Option
+}
+
+// attempt is a settling call's attempt: the first fails if a hedge is due,
+// so that Do withdraws a token for the second, which succeeds.
+func (s *settler) attempt(context.Context) error {
+	if s.attempts++; s.attempts == 1 && s.hedge {
+		return errHedgeDue
+	}
+	return nil
 }
 
 // settleSchedule lets a settling call make one retry, at once.
 var settleSchedule = retry.Constant(0).Take(1)
 
-var errHedgeDue = errorString("the first copy has not answered within the hedge delay")
+// errHedgeDue is an error, not an errorString, so that it is boxed once:
+// returned as an errorString it would be boxed, allocating, on every call.
+var errHedgeDue error = errorString("the first copy has not answered within the hedge delay")
 
 type errorString string
 

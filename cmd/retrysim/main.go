@@ -16,6 +16,8 @@
 //	amplify  calls reaching the bottom of a chain of services that each retry
 //	hedge    hedging a fan-out against slow servers, as in "The Tail at Scale"
 //	overload a fleet calling a dependency whose capacity drops: budget, throttle and breaker
+//	metastable a retry storm that keeps a queueing server down after its trigger is gone
+//	limiter  an adaptive concurrency limiter against a queueing server, beside static limits
 //
 // Every command takes -json to print one JSON document on stdout and nothing
 // else there. Run "retrysim COMMAND -h" for a command's flags. Bad flags and
@@ -55,6 +57,8 @@ var commands = []command{
 	{"amplify", "calls reaching the bottom of a chain of services that each retry", runAmplifyCmd},
 	{"hedge", "hedging a fan-out against slow servers, as in \"The Tail at Scale\"", runHedgeCmd},
 	{"overload", "a fleet calling a dependency whose capacity drops: budget, throttle and breaker", runOverloadCmd},
+	{"metastable", "a retry storm that keeps a queueing server down after its trigger is gone", runMetastableCmd},
+	{"limiter", "an adaptive concurrency limiter against a queueing server, beside static limits", runLimiterCmd},
 }
 
 // output is where a command writes: its report on stdout, progress and

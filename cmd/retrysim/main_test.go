@@ -100,6 +100,7 @@ func TestGoldenJSON(t *testing.T) {
 		{"hedge paper", "hedge_paper.json", []string{"hedge", "-json", "-scenario", "paper", "-requests", "200", "-pause-every", "10m"}, &[]hedgeResult{}},
 		{"hedge sweep", "hedge_sweep.json", []string{"hedge", "-json", "-scenario", "paper", "-requests", "200", "-pause-every", "10m", "-strategies", "none,adaptive", "-sweep-pause", "100ms,1s"}, &[]hedgeResult{}},
 		{"overload", "overload.json", []string{"overload", "-json", "-rate", "100", "-capacity", "200", "-clients", "4", "-warmup", "20s", "-outage", "20s", "-after", "30s", "-throttle-window", "10s", "-breaker-window", "10s"}, &[]overloadResult{}},
+		{"metastable", "metastable.json", []string{"metastable", "-json", "-workers", "5", "-clients", "4", "-warmup", "20s", "-after", "60s", "-load", "0.7"}, &[]msResult{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -114,6 +115,7 @@ func TestDeterministic(t *testing.T) {
 		{"occ", "-json", "-clients", "10", "-trials", "5"},
 		{"hedge", "-json", "-requests", "300", "-fanout", "10", "-servers", "10", "-pause-every", "1s"},
 		{"overload", "-json", "-rate", "50", "-capacity", "100", "-warmup", "10s", "-outage", "10s", "-after", "10s", "-throttle-window", "5s", "-breaker-window", "5s"},
+		{"metastable", "-json", "-workers", "5", "-warmup", "10s", "-after", "60s", "-load", "0.7", "-trigger", "dip", "-strategies", "throttle,breaker,recommended"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			a, _, _ := cli(t, append(args, "-seed", "5")...)

@@ -6,12 +6,9 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 const overloadSummary = `A fleet of -clients processes sends -rate requests per second in all, at
@@ -202,88 +199,18 @@ var overloadPalette = map[overloadStrategy]color.RGBA{
 // with its capacity dashed, and the share of each second's requests that
 // succeeded. The outage is shaded in both.
 func overloadImage(path string, cfg *overloadConfig, results []overloadResult) error {
-	const xLabel = "seconds since the outage began (shaded: the outage)"
-	calls := newPlot("calls reaching the dependency per second (dashed: its capacity)", "", "calls/s (log scale)")
-	good := newPlot("goodput: share of the requests started in each second that succeeded", xLabel, "%")
-	calls.Y.Scale, calls.Y.Tick.Marker = plot.LogScale{}, ticks125{}
 	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
 	to := int((cfg.warmup + cfg.outage + cfg.after) / bucket)
 	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
-	ymax := cfg.capacity
-	for _, r := range results {
-		for k := from; k < to && k < len(r.calls); k++ {
-			ymax = max(ymax, float64(r.calls[k]))
-		}
-	}
 	ymin := max(cfg.capacity*cfg.outageFactor/4, 1)
-	for _, p := range []struct {
-		p        *plot.Plot
-		lo, hi   float64
-		capacity bool
-	}{{calls, ymin, ymax * 1.3, true}, {good, 0, 105, false}} {
-		shade, err := plotter.NewPolygon(plotter.XYs{
-			{X: 0, Y: p.lo}, {X: cfg.outage.Seconds(), Y: p.lo}, {X: cfg.outage.Seconds(), Y: p.hi}, {X: 0, Y: p.hi},
-		})
-		if err != nil {
-			return err
-		}
-		shade.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
-		shade.LineStyle.Width = 0
-		p.p.Add(shade)
-		if p.capacity {
-			c := cfg.capacity
-			line, err := plotter.NewLine(plotter.XYs{
-				{X: x(from), Y: c}, {X: 0, Y: c}, {X: 0, Y: c * max(cfg.outageFactor, ymin/c)},
-				{X: cfg.outage.Seconds(), Y: c * max(cfg.outageFactor, ymin/c)}, {X: cfg.outage.Seconds(), Y: c}, {X: x(to), Y: c},
-			})
-			if err != nil {
-				return err
-			}
-			line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-			line.Width = vg.Points(0.6)
-			line.Color = color.Gray{0x40}
-			p.p.Add(line)
-		}
+	c, low := cfg.capacity, cfg.capacity*max(cfg.outageFactor, ymin/cfg.capacity)
+	capacity := plotter.XYs{
+		{X: x(from), Y: c}, {X: 0, Y: c}, {X: 0, Y: low}, {X: cfg.outage.Seconds(), Y: low}, {X: cfg.outage.Seconds(), Y: c}, {X: x(to), Y: c},
 	}
-	for _, r := range results {
-		st := overloadStrategy(r.Strategy)
-		cxy := make(plotter.XYs, 0, to-from)
-		gxy := make(plotter.XYs, 0, to-from)
-		for k := from; k < to; k++ {
-			if k < len(r.calls) {
-				cxy = append(cxy, plotter.XY{X: x(k), Y: max(float64(r.calls[k]), ymin)})
-			}
-			if k < len(r.started) && r.started[k] > 0 {
-				gxy = append(gxy, plotter.XY{X: x(k), Y: 100 * float64(r.succeeded[k]) / float64(r.started[k])})
-			}
-		}
-		for _, pl := range []struct {
-			p   *plot.Plot
-			xys plotter.XYs
-		}{{calls, cxy}, {good, gxy}} {
-			line, err := plotter.NewLine(pl.xys)
-			if err != nil {
-				return err
-			}
-			line.Color = overloadPalette[st]
-			line.Width = vg.Points(1.1)
-			pl.p.Add(line)
-			if pl.p == good {
-				good.Legend.Add(r.Strategy, line)
-			}
-		}
+	runs := make([]strategyRun, len(results))
+	for i, r := range results {
+		runs[i] = strategyRun{r.Strategy, overloadPalette[overloadStrategy(r.Strategy)], r.calls, r.started, r.succeeded}
 	}
-	var ticks plot.ConstantTicks
-	for t := math.Ceil(x(from)/10) * 10; t <= x(to); t += 10 {
-		ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
-	}
-	for _, p := range []*plot.Plot{calls, good} {
-		p.X.Min, p.X.Max = x(from), x(to)
-		p.X.Tick.Marker = ticks
-	}
-	calls.Y.Min, calls.Y.Max = ymin, ymax*1.3
-	good.Y.Min, good.Y.Max = 0, 105
-	good.Legend.Top, good.Legend.Left = false, false
-	good.Legend.YOffs = vg.Millimeter * 4
-	return saveGrid(path, [][]*plot.Plot{{calls}, {good}}, 8*vg.Inch, 6*vg.Inch)
+	return timeChart(path, "calls reaching the dependency per second (dashed: its capacity)", "calls/s (log scale)",
+		"seconds since the outage began (shaded: the outage)", from, to, cfg.warmup, cfg.outage.Seconds(), capacity, ymin, runs)
 }

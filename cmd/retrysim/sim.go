@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// The discrete-event engine shared by herd and occ: simulated time, a queue
-// of wake-ups, and clients that each run real retry.Retry or retry.Do calls.
+// The discrete-event engine shared by herd, occ, overload and metastable:
+// simulated time, a queue of wake-ups and plain events (at, event), and
+// clients that each run real retry.Retry or retry.Do calls.
 //
 // Every client is a coroutine (iter.Pull) whose body calls the retry library
 // with the client itself as its retry.Clock. When Retry sleeps, or the
@@ -26,6 +27,10 @@ type sim struct {
 	now   time.Duration // since epoch
 	queue wakeQueue
 	seq   uint64 // insertion counter, to break ties in the queue
+	// pace, if set, is called with each event's time before run handles
+	// it: a test running the sim in a testing/synctest bubble sleeps there,
+	// so that code reading time.Now reads the simulation's time.
+	pace func(at time.Duration)
 }
 
 // client is one simulated caller. It implements retry.Clock on its
@@ -49,12 +54,20 @@ func (s *sim) spawn(at time.Duration, body func(c *client)) {
 	s.push(at, c)
 }
 
-// run resumes the clients in order of their wake-ups until none is left,
-// and returns the simulated time of the last event.
+// run resumes the clients in order of their wake-ups, and calls the
+// functions scheduled with at, until none is left, and returns the
+// simulated time of the last event.
 func (s *sim) run() time.Duration {
 	for len(s.queue) > 0 {
 		w := s.queue.pop()
+		if s.pace != nil {
+			s.pace(w.at)
+		}
 		s.now = w.at
+		if w.c == nil {
+			w.ev.fire()
+			continue
+		}
 		if d, ok := w.c.next(); ok && d != parked {
 			s.push(addSat(s.now, d), w.c)
 		}
@@ -66,6 +79,30 @@ func (s *sim) push(at time.Duration, c *client) {
 	s.seq++
 	s.queue.push(wake{at: at, seq: s.seq, c: c})
 }
+
+// at schedules fn to be called by run at simulated time t (now if t is in
+// the past), in order with the clients' wake-ups: an event that is not a
+// client, such as a server finishing a request. fn runs on run's goroutine,
+// outside every client, so it must not wait; it may resume parked clients
+// and schedule more events.
+func (s *sim) at(t time.Duration, fn func()) {
+	s.event(t, funcEvent(fn))
+}
+
+// event is at for an event that is a value already: a pointer that
+// implements event is stored as it is, where a closure would be allocated.
+func (s *sim) event(t time.Duration, ev event) {
+	s.seq++
+	s.queue.push(wake{at: max(t, s.now), seq: s.seq, ev: ev})
+}
+
+// An event is something that happens at a time of the simulation, other
+// than a client waking up.
+type event interface{ fire() }
+
+type funcEvent func()
+
+func (f funcEvent) fire() { f() }
 
 // parked is what a parked client yields: run does not requeue it.
 const parked = time.Duration(-1 << 63)
@@ -111,11 +148,13 @@ func addSat(a, b time.Duration) time.Duration {
 	return a + b
 }
 
-// wake is one entry of the queue: client c resumes at at.
+// wake is one entry of the queue: client c resumes at at, or, if c is nil,
+// ev fires then.
 type wake struct {
 	at  time.Duration
 	seq uint64
 	c   *client
+	ev  event
 }
 
 // wakeQueue is a binary min-heap of wake-ups ordered by time, then by

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retrygrpc"
 	"github.com/seed-b8c8f69d/retry/retryotel"
+	"github.com/seed-b8c8f69d/retry/retryotel/internal/scope"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -38,13 +39,15 @@ const (
 	attrErrorType          = retryotel.AttrErrorType
 )
 
-// A66's latency buckets, in seconds, and A96's count buckets.
+// A66's latency buckets, in seconds, and A96's buckets for the retries and
+// hedges of a call (grpc.client.call.retries and grpc.client.call.hedges):
+// 1 to 5, since A6 caps a call at 5 attempts.
 var (
 	latencyBuckets = []float64{0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002,
 		0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.013, 0.016, 0.02, 0.025, 0.03,
 		0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65,
 		0.8, 1, 2, 5, 10, 20, 50, 100}
-	countBuckets = []float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}
+	retryBuckets = []float64{1, 2, 3, 4, 5}
 )
 
 // statusNames are the values of grpc.status, as A66 spells them.
@@ -138,7 +141,7 @@ func New(tel *retryotel.Telemetry, opts ...Option) (*Interceptors, error) {
 			o.apply(in)
 		}
 	}
-	m := tel.MeterProvider().Meter(scopeName)
+	m := tel.MeterProvider().Meter(scopeName, scope.MeterOptions()...)
 	var err error
 	if in.started, err = m.Int64Counter(MetricAttemptStarted, metric.WithUnit("{attempt}"),
 		metric.WithDescription("Number of client call attempts started.")); err != nil {
@@ -156,12 +159,12 @@ func New(tel *retryotel.Telemetry, opts ...Option) (*Interceptors, error) {
 	}
 	if in.retries, err = m.Int64Histogram(MetricCallRetries, metric.WithUnit("{retry}"),
 		metric.WithDescription("Number of retries during the client call. If there were no retries, 0 is not reported."),
-		metric.WithExplicitBucketBoundaries(countBuckets...)); err != nil {
+		metric.WithExplicitBucketBoundaries(retryBuckets...)); err != nil {
 		return nil, err
 	}
 	if in.hedges, err = m.Int64Histogram(MetricCallHedges, metric.WithUnit("{hedge}"),
 		metric.WithDescription("Number of hedges during the client call. If there were no hedges, 0 is not reported."),
-		metric.WithExplicitBucketBoundaries(countBuckets...)); err != nil {
+		metric.WithExplicitBucketBoundaries(retryBuckets...)); err != nil {
 		return nil, err
 	}
 	if in.delay, err = m.Float64Histogram(MetricCallRetryDelay, metric.WithUnit("s"),

@@ -6,6 +6,7 @@ package snippets
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
 	"testing"
 	"time"
@@ -33,12 +34,21 @@ type User struct{ Name string }
 var (
 	db interface {
 		GetUser(ctx context.Context, id string) (User, error)
+		BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) // as *sql.DB's
 	}
 	id    string
 	queue interface {
 		Publish(ctx context.Context, msg any) error
 	}
 	msg any
+)
+
+// A transaction's work: move amount from one account to another.
+func transfer(ctx context.Context, tx *sql.Tx, from, to string, amount int) error { return nil }
+
+var (
+	from, to string
+	amount   int
 )
 
 // Metrics, shaped like Prometheus's client.
