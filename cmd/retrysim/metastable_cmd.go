@@ -30,9 +30,8 @@ each process keeps its own Budget, Throttle or Breaker, on simulated time:
   budget       jitter, and NewBudget(-budget-ratio, -budget-reserve)
   throttle     jitter, and NewThrottle() with the library's defaults
   breaker      jitter, and NewBreaker() with the library's defaults
-  recommended  jitter, NewBudget(0.1, 10) and NewThrottle() with the
-               library's defaults, whatever the flags say: the README's
-               default for a new service
+  recommended  jitter, NewBudget(0.1, 10) and NewBreaker(BreakerWindow(10s)),
+               whatever the flags say: the README's default for a new service
   budget+throttle, budget+breaker
                jitter, and the budget with the throttle or the breaker: the
                candidates recommended was chosen against; only when
