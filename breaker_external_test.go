@@ -30,7 +30,7 @@ func TestBreakerSlowCall(t *testing.T) {
 				clock.Advance(latency(r))
 				return nil
 			}, retry.WithBreaker(b), retry.WithClock(clock))
-			if errors.Is(err, retry.ErrOpen) {
+			if errors.Is(err, retry.ErrBreakerOpen) {
 				return calls, clock.Now().Sub(epoch)
 			}
 			require.NoError(t, err)
@@ -61,22 +61,22 @@ func TestBreakerSlowCall(t *testing.T) {
 	t.Run("a slow probe reopens", func(t *testing.T) {
 		clock := retry.NewFakeClock(epoch)
 		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerSlowCall(limit), retry.BreakerMinCalls(1),
-			retry.BreakerOpen(retry.Constant(time.Second)))
+			retry.BreakerOpenPeriods(retry.Constant(time.Second)))
 		p, _ := b.Allow()
 		clock.Advance(limit + 1)
 		p.Success()
-		assert.Equal(t, retry.CircuitOpen, b.State(), "one slow call of one")
+		assert.Equal(t, retry.BreakerOpen, b.State(), "one slow call of one")
 		clock.Advance(time.Second)
 		p, err := b.Allow()
 		require.NoError(t, err)
 		clock.Advance(limit + 1)
 		p.Success()
-		assert.Equal(t, retry.CircuitOpen, b.State())
+		assert.Equal(t, retry.BreakerOpen, b.State())
 		clock.Advance(time.Second)
 		p, _ = b.Allow()
 		clock.Advance(limit) // not slower than the limit
 		p.Success()
-		assert.Equal(t, retry.CircuitClosed, b.State())
+		assert.Equal(t, retry.BreakerClosed, b.State())
 	})
 }
 

@@ -39,7 +39,7 @@ func TestBreakerOpenPeriods(t *testing.T) {
 			}
 		}
 		clock := retry.NewFakeClock(epoch)
-		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpen(linear))
+		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpenPeriods(linear))
 		const n = 2000
 		periods := trips(b, clock, n)
 		for k, d := range periods {
@@ -51,19 +51,19 @@ func TestBreakerOpenPeriods(t *testing.T) {
 		// Closing ends the streak: the next one starts from the first delay.
 		p, _ := b.Allow()
 		p.Success()
-		require.Equal(t, retry.CircuitClosed, b.State())
+		require.Equal(t, retry.BreakerClosed, b.State())
 		assert.Equal(t, []time.Duration{time.Second, 2 * time.Second}, trips(b, clock, 2))
 	})
 	t.Run("built-in", func(t *testing.T) {
 		clock := retry.NewFakeClock(epoch)
 		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1),
-			retry.BreakerOpen(retry.Exponential(time.Second).Take(3)))
+			retry.BreakerOpenPeriods(retry.Exponential(time.Second).Take(3)))
 		assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second},
 			trips(b, clock, 5), "the last delay once the schedule has run out")
 	})
 	t.Run("none", func(t *testing.T) {
 		clock := retry.NewFakeClock(epoch)
-		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpen(retry.Delays()))
+		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpenPeriods(retry.Delays()))
 		assert.Equal(t, []time.Duration{0, 0}, trips(b, clock, 2), "a schedule without delays half-opens at once")
 	})
 }

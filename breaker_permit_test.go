@@ -18,7 +18,7 @@ var errDep = errors.New("dependency failed")
 // same transitions as inside Retry.
 func TestBreakerAllow(t *testing.T) {
 	clock := retry.NewFakeClock(epoch)
-	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(4), retry.BreakerOpen(retry.Constant(time.Minute)))
+	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(4), retry.BreakerOpenPeriods(retry.Constant(time.Minute)))
 	for range 2 {
 		p, err := b.Allow()
 		require.NoError(t, err)
@@ -29,9 +29,9 @@ func TestBreakerAllow(t *testing.T) {
 		require.NoError(t, err)
 		p.Failure()
 	}
-	assert.Equal(t, retry.CircuitOpen, b.State(), "2 failures of 4 reach the ratio 0.5")
+	assert.Equal(t, retry.BreakerOpen, b.State(), "2 failures of 4 reach the ratio 0.5")
 	_, err := b.Allow()
-	require.ErrorIs(t, err, retry.ErrOpen)
+	require.ErrorIs(t, err, retry.ErrBreakerOpen)
 	// The pushback: an outer Retry waits out the open period.
 	var waited []time.Duration
 	calls := 0
@@ -46,15 +46,15 @@ func TestBreakerAllow(t *testing.T) {
 	}, retry.WithClock(clock), retry.OnRetry(func(a retry.Attempt) { waited = append(waited, a.Delay) }))
 	assert.Equal(t, []time.Duration{time.Minute}, waited)
 	assert.Equal(t, 2, calls)
-	assert.Equal(t, retry.CircuitHalfOpen, b.State(), "the outer Retry waited the minute on the clock")
+	assert.Equal(t, retry.BreakerHalfOpen, b.State(), "the outer Retry waited the minute on the clock")
 
 	p, err := b.Allow()
 	require.NoError(t, err)
 	_, err = b.Allow()
-	require.ErrorIs(t, err, retry.ErrOpen, "one probe at a time")
+	require.ErrorIs(t, err, retry.ErrBreakerOpen, "one probe at a time")
 	p.Success()
-	assert.Equal(t, retry.CircuitClosed, b.State())
-	assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitClosed}, b.Snapshot(), "closing empties the window")
+	assert.Equal(t, retry.BreakerClosed, b.State())
+	assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerClosed}, b.Snapshot(), "closing empties the window")
 
 	var zero retry.BreakerPermit
 	zero.Success() // reports nothing
@@ -114,7 +114,7 @@ func TestBreakerReport(t *testing.T) {
 			p.Report(ctx, o.err)
 			cancel()
 		}
-		assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitClosed, Requests: 7, Failures: 3, ConsecutiveFailures: 0}, b.Snapshot(),
+		assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerClosed, Requests: 7, Failures: 3, ConsecutiveFailures: 0}, b.Snapshot(),
 			"failures: the retryable error, the refusal and the RetryAfter; the Permanent refusal answered")
 	})
 }
@@ -127,7 +127,7 @@ func TestBreakerForgottenReport(t *testing.T) {
 	clock := retry.NewFakeClock(epoch)
 	var changes []string
 	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerWindow(time.Minute),
-		retry.BreakerOpen(retry.Constant(time.Second)),
+		retry.BreakerOpenPeriods(retry.Constant(time.Second)),
 		retry.OnStateChange(func(from, to retry.BreakerState) { changes = append(changes, from.String()+"→"+to.String()) }))
 	p, err := b.Allow()
 	require.NoError(t, err)
@@ -138,16 +138,16 @@ func TestBreakerForgottenReport(t *testing.T) {
 	for _, d := range []time.Duration{0, time.Second, 58 * time.Second} {
 		clock.Advance(d)
 		_, err = b.Allow()
-		require.ErrorIs(t, err, retry.ErrOpen, "the probe is in flight")
+		require.ErrorIs(t, err, retry.ErrBreakerOpen, "the probe is in flight")
 	}
 	clock.Advance(time.Second) // a window since the probe
 	probe, err := b.Allow()
 	require.NoError(t, err, "the forgotten probe is taken as lost")
 	_, err = b.Allow()
-	require.ErrorIs(t, err, retry.ErrOpen, "one probe again")
+	require.ErrorIs(t, err, retry.ErrBreakerOpen, "one probe again")
 	forgotten.Failure() // late: counts for nothing
-	assert.Equal(t, retry.CircuitHalfOpen, b.State())
+	assert.Equal(t, retry.BreakerHalfOpen, b.State())
 	probe.Success()
-	assert.Equal(t, retry.CircuitClosed, b.State())
+	assert.Equal(t, retry.BreakerClosed, b.State())
 	assert.Equal(t, []string{"closed→open", "open→half-open", "half-open→closed"}, changes)
 }

@@ -14,10 +14,10 @@ import (
 // the most recent attempt, and at most 10 attempts run at once. The first
 // success wins: Hedge returns its value at once and cancels the other
 // attempts, whose context.Cause is then ErrHedgeLost, without waiting for
-// them (see Discard). A retryable failure starts the next attempt at once, or
+// them (see OnDiscard). A retryable failure starts the next attempt at once, or
 // once its pushback has elapsed; any other failure ends the call as Retry
 // does. Hedge gives up with an *Error that unwraps to the reason
-// (ErrExhausted, ErrBudgetExhausted, ErrThrottled, ErrOpen,
+// (ErrExhausted, ErrBudgetExhausted, ErrThrottled, ErrBreakerOpen,
 // ErrMaxElapsed or context.Cause(ctx)) and to the last failure's error. How
 // each option acts on it is in the package documentation ("Options and entry
 // points"); pushback, Clock and cost in docs/HEDGING.md ("Hedge in detail").
@@ -25,7 +25,7 @@ import (
 // Every attempt runs on a goroutine of its own; once every call of fn has
 // returned, nothing of Hedge remains. A panic or runtime.Goexit in fn that
 // reaches Hedge before it has decided is raised again on the caller's
-// goroutine. Hedge panics if s or fn is nil, if a Discard option's function
+// goroutine. Hedge panics if s or fn is nil, if a OnDiscard option's function
 // does not take a T, or if given an IfValue, before any attempt.
 func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	mustSchedule("Hedge", s)
@@ -127,7 +127,7 @@ func (h *hedge[T]) keep(opts []Option) {
 }
 
 // releaseOf returns the function that releases dropped values for the
-// Discard options in opts, checked by checkOptions, or nil.
+// OnDiscard options in opts, checked by checkOptions, or nil.
 func releaseOf[T any](opts []Option) func(T) {
 	var release func(T)
 	for _, o := range opts {

@@ -236,7 +236,7 @@ func TestHedgeFailsafeGo(t *testing.T) {
 				_, err := Hedge(t.Context(), s, func(ctx context.Context) (int, error) {
 					time.Sleep(5 * ms)
 					return 1, nil
-				}, Observe(lat), OnRetry(func(Attempt) { hooks.Add(1) }))
+				}, WithLatency(lat), OnRetry(func(Attempt) { hooks.Add(1) }))
 				require.NoError(t, err)
 			}
 			assert.Zero(t, hooks.Load())
@@ -250,7 +250,7 @@ func TestHedgeFailsafeGo(t *testing.T) {
 				_, err := Hedge(t.Context(), s, func(ctx context.Context) (int, error) {
 					time.Sleep(5 * ms)
 					return 1, nil
-				}, Observe(lat))
+				}, WithLatency(lat))
 				require.NoError(t, err)
 			}
 			var calls atomic.Int32
@@ -265,7 +265,7 @@ func TestHedgeFailsafeGo(t *testing.T) {
 				case <-ctx.Done():
 					return 0, ctx.Err()
 				}
-			}, Observe(lat))
+			}, WithLatency(lat))
 			require.NoError(t, err)
 			assert.Equal(t, 2, v, "the hedge, started at the p95, wins")
 			assert.Equal(t, latValue(latBucket(5*ms)), time.Since(t0))
@@ -348,7 +348,7 @@ func TestHedgePolly(t *testing.T) {
 			}
 			return n, nil
 		},
-		opts: func(l *hedgeLog) []Option { return []Option{Discard(l.released)} },
+		opts: func(l *hedgeLog) []Option { return []Option{OnDiscard(l.released)} },
 		check: func(t *testing.T, l *hedgeLog, v int, err error) {
 			require.NoError(t, err)
 			assert.Equal(t, 2, v)

@@ -42,7 +42,7 @@ func TestHedgeAdaptiveAllocations(t *testing.T) {
 	for range retry.LatWarmup {
 		lat.Record(time.Hour)
 	}
-	opts := []retry.Option{retry.Observe(lat)}
+	opts := []retry.Option{retry.WithLatency(lat)}
 	count := func(s retry.Schedule) float64 {
 		return testing.AllocsPerRun(1000, func() {
 			_, _ = retry.Hedge(context.Background(), s, ok, opts...)

@@ -22,7 +22,7 @@ func TestLatencyAllocations(t *testing.T) {
 		l.Record(time.Duration(i) * time.Microsecond)
 		e.Get()
 	}))
-	opts := []retry.Option{retry.Observe(l)}
+	opts := []retry.Option{retry.WithLatency(l)}
 	ok := func(context.Context) (int, error) { return 1, nil }
 	s := retry.Constant(0) // built once, as building a Schedule allocates
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {

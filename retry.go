@@ -20,14 +20,14 @@ import (
 //     at once; or past MaxElapsed's limit: ErrMaxElapsed, at once;
 //   - a Budget refuses the retry: ErrBudgetExhausted;
 //   - a Throttle or a Breaker does not let an attempt through: ErrThrottled
-//     or ErrOpen, at once.
+//     or ErrBreakerOpen, at once.
 //
 // Retry never calls fn with a done context. It allocates nothing of its own
 // when the first attempt succeeds. How it ranges s, what it allocates when it
 // retries and the edge cases above are in docs/OPTIONS.md ("Retry in
 // detail"). A panic in fn propagates to the caller. Retry panics if s or fn
 // is nil, before anything else, even if ctx is done, if an IfValue or
-// Discard option's function does not take a T, and if given an OnHedgeDone.
+// OnDiscard option's function does not take a T, and if given an OnHedgeDone.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	// Retry is small enough to be inlined, so that it adds no frame of its
 	// own to the stack of a call that waits: retrying checks s, and Retry's
@@ -38,7 +38,7 @@ func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 // Do is Retry for functions that return only an error.
 //
 // Do panics if s or fn is nil, before anything else, even if ctx is done,
-// and if given an IfValue or a Discard, which need a value, or an
+// and if given an IfValue or a OnDiscard, which need a value, or an
 // OnHedgeDone.
 //
 // Do is never inlined. Inlined in another package, its body would call

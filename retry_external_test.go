@@ -34,7 +34,7 @@ func TestAllocations(t *testing.T) {
 		{"OnDone", retry.OnDone(func(retry.Outcome) {})},
 		{"MaxElapsed", retry.MaxElapsed(time.Second)},
 		{"MaxRetriesIf", retry.MaxRetriesIf(1, retry.IsTransient)},
-		{"Observe", retry.Observe(lat)},
+		{"WithLatency", retry.WithLatency(lat)},
 		{"WithThrottle", retry.WithThrottle(th)},
 		{"WithBreaker", retry.WithBreaker(br)},
 	}
@@ -100,7 +100,7 @@ func TestAllocations(t *testing.T) {
 			t.Skip("fusion is off (purego): every schedule takes the general path")
 		}
 		opts := []retry.Option{retry.WithClock(allocClock{}), retry.If(func(error) bool { return true }),
-			retry.WithBudget(retry.NewBudget(1, 1<<20)), retry.MaxPushback(time.Second), retry.Observe(retry.NewLatency())}
+			retry.WithBudget(retry.NewBudget(1, 1<<20)), retry.MaxPushback(time.Second), retry.WithLatency(retry.NewLatency())}
 		for _, opts := range [][]retry.Option{opts[:1], opts} {
 			assert.Zero(t, testing.AllocsPerRun(1000, failing(builtIn, 2, opts...)))
 			assert.Zero(t, testing.AllocsPerRun(100, failing(builtIn, 200, opts...)))
