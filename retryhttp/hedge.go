@@ -26,7 +26,10 @@ import (
 // key, is sent exactly once. Each copy is a shallow copy of the caller's
 // request with its own context, its own body (the caller's Body for the
 // first, a fresh one from GetBody for the others) and its AttemptNumber: 1,
-// 2, … in the order the copies start.
+// 2, … in the order the copies start. A copy's context, derived from the
+// request's, is cancelled by the end of the race only until the copy has been
+// judged (headers in, ShouldRetry done); after that the body alone holds it,
+// as for AttemptTimeout.
 //
 // A copy succeeds when the Transport would not retry its outcome
 // (RetryStatus, RetryError or ShouldRetry decide, as for retries): so a 200
@@ -47,8 +50,8 @@ import (
 // winner or too late, is passed to Discard once, then closed unread; one that
 // failed is drained up to DrainLimit bytes first, or closed unread if the
 // race was decided before it was judged. The Transport keeps only the latest
-// failed response, for the caller should every copy fail, and closes it
-// unread if one wins. Over HTTP/1, cancelling a copy in flight costs its
+// failed response, for the caller should every copy fail (the one it
+// replaces is drained and closed), and closes it unread if one wins. Over HTTP/1, cancelling a copy in flight costs its
 // connection.
 //
 // # Options
