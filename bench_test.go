@@ -1,9 +1,11 @@
-package retry
+package retry_test
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/seed-b8c8f69d/retry"
 )
 
 // The benchmarks compare Retry with a hand-written loop, the floor any
@@ -42,7 +44,7 @@ func handLoop(ctx context.Context, base, limit time.Duration, attempts int, fn f
 }
 
 // handLoopClock is handLoop on a Clock, for the fake-clock comparison.
-func handLoopClock(ctx context.Context, c Clock, base, limit time.Duration, attempts int, fn func(context.Context) error) error {
+func handLoopClock(ctx context.Context, c retry.Clock, base, limit time.Duration, attempts int, fn func(context.Context) error) error {
 	delay := base
 	for i := 1; ; i++ {
 		if err := ctx.Err(); err != nil {
@@ -59,7 +61,7 @@ func handLoopClock(ctx context.Context, c Clock, base, limit time.Duration, atte
 	}
 }
 
-var benchSchedule = Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(nil).Take(4)
+var benchSchedule = retry.Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(nil).Take(4)
 
 func BenchmarkSuccess(b *testing.B) {
 	ctx := context.Background()
@@ -73,21 +75,21 @@ func BenchmarkSuccess(b *testing.B) {
 	b.Run("impl=retry", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = Do(ctx, benchSchedule, fn)
+			_ = retry.Do(ctx, benchSchedule, fn)
 		}
 	})
 	b.Run("impl=retry-generic", func(b *testing.B) {
 		b.ReportAllocs()
 		fn := func(context.Context) (int, error) { return 1, nil }
 		for b.Loop() {
-			_, _ = Retry(ctx, benchSchedule, fn)
+			_, _ = retry.Retry(ctx, benchSchedule, fn)
 		}
 	})
 	b.Run("impl=retry-budget", func(b *testing.B) {
 		b.ReportAllocs()
-		budget := NewBudget(0.1, 10)
+		budget := retry.NewBudget(0.1, 10)
 		for b.Loop() {
-			_ = Do(ctx, benchSchedule, fn, WithBudget(budget))
+			_ = retry.Do(ctx, benchSchedule, fn, retry.WithBudget(budget))
 		}
 	})
 }
@@ -97,7 +99,7 @@ func failTwice() func(context.Context) error {
 	calls := 0
 	return func(context.Context) error {
 		if calls++; calls%3 != 0 {
-			return errBoom
+			return errAlloc
 		}
 		return nil
 	}
@@ -110,7 +112,7 @@ func BenchmarkTwoFailures(b *testing.B) {
 	ctx := context.Background()
 	b.Run("clock=fake/impl=loop", func(b *testing.B) {
 		b.ReportAllocs()
-		clock := &countingClock{}
+		clock := allocClock{}
 		fn := failTwice()
 		for b.Loop() {
 			_ = handLoopClock(ctx, clock, time.Nanosecond, time.Nanosecond, 5, fn)
@@ -118,23 +120,23 @@ func BenchmarkTwoFailures(b *testing.B) {
 	})
 	b.Run("clock=fake/impl=retry", func(b *testing.B) {
 		b.ReportAllocs()
-		clock := &countingClock{}
+		clock := allocClock{}
 		fn := failTwice()
-		s := Exponential(time.Nanosecond).Cap(time.Nanosecond).Take(4)
+		s := retry.Exponential(time.Nanosecond).Cap(time.Nanosecond).Take(4)
 		for b.Loop() {
-			_ = Do(ctx, s, fn, WithClock(clock))
+			_ = retry.Do(ctx, s, fn, retry.WithClock(clock))
 		}
 	})
 	b.Run("clock=fakeclock/impl=retry", func(b *testing.B) {
 		b.ReportAllocs()
 		fn := failTwice()
-		s := Exponential(time.Nanosecond).Cap(time.Nanosecond).Take(4)
-		clock := NewFakeClock(epoch)
+		s := retry.Exponential(time.Nanosecond).Cap(time.Nanosecond).Take(4)
+		clock := retry.NewFakeClock(epoch)
 		for i := 0; b.Loop(); i++ {
 			if i%1024 == 0 { // keep the record of sleeps from growing without bound
-				clock = NewFakeClock(epoch)
+				clock = retry.NewFakeClock(epoch)
 			}
-			_ = Do(ctx, s, fn, WithClock(clock))
+			_ = retry.Do(ctx, s, fn, retry.WithClock(clock))
 		}
 	})
 	b.Run("clock=real/impl=loop", func(b *testing.B) {
@@ -147,9 +149,9 @@ func BenchmarkTwoFailures(b *testing.B) {
 	b.Run("clock=real/impl=retry", func(b *testing.B) {
 		b.ReportAllocs()
 		fn := failTwice()
-		s := Exponential(time.Nanosecond).Cap(time.Nanosecond).Take(4)
+		s := retry.Exponential(time.Nanosecond).Cap(time.Nanosecond).Take(4)
 		for b.Loop() {
-			_ = Do(ctx, s, fn)
+			_ = retry.Do(ctx, s, fn)
 		}
 	})
 }
@@ -157,7 +159,12 @@ func BenchmarkTwoFailures(b *testing.B) {
 // BenchmarkScheduleValue is the cost of producing one delay of the
 // recommended schedule.
 func BenchmarkScheduleValue(b *testing.B) {
-	s := Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(nil)
+	s := retry.Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(nil)
+	drawDelays(b, s)
+}
+
+// drawDelays draws b.N delays from one run of s.
+func drawDelays(b *testing.B, s retry.Schedule) {
 	b.ReportAllocs()
 	var sum time.Duration
 	n := 0

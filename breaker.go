@@ -46,7 +46,9 @@ func (s BreakerState) String() string {
 // A Breaker is a circuit breaker: it stops calls to a dependency that keeps
 // failing, and lets a few probes through from time to time to find out
 // whether it has recovered. Share one Breaker among all the calls to one
-// dependency, with WithBreaker.
+// dependency, with WithBreaker, or ask it yourself with Allow, under the
+// same rules; Snapshot shows its counts. Make it with NewBreaker: the zero
+// Breaker is refused with a panic where it is first used.
 //
 // # States
 //
@@ -95,21 +97,21 @@ type Breaker struct {
 	ratio    float64
 	minCalls uint64
 	probes   int
-	open     Schedule
-	clock    Clock // nil: the real clock
+	slow     time.Duration // BreakerSlowCall's; 0: none
+	lost     time.Duration // a probe unreported for this long is lost: the window's length
+	clock    Clock         // nil: the real clock
 	hooks    []func(from, to BreakerState)
 	w        window // count 0: outcomes, count 1: failures
 
-	state atomic.Uint64 // generation<<2 | BreakerState; the generation counts the changes of state
-	until atomic.Int64  // when open: the end of the open period, in ns since w.origin
+	state  atomic.Uint64 // generation<<2 | BreakerState; the generation counts the changes of state
+	until  atomic.Int64  // when open: the end of the open period, in ns since w.origin
+	consec atomic.Uint64 // failures since the last success or change of state
 
-	mu       sync.Mutex // guards the changes of state and the fields below
-	streak   int        // open periods in a row
-	inflight int        // half-open: probes let through that have not reported
-	passed   int        // half-open: probes that succeeded
-	last     time.Duration
-	lastN    int  // the schedule has a delay number lastN, which is last
-	ran      bool // the schedule ran out after its delay number lastN
+	mu       sync.Mutex    // guards the changes of state and the fields below
+	periods  openPeriods   // the open periods of the current streak (breaker_period.go)
+	inflight int           // half-open: probes let through that have not reported
+	passed   int           // half-open: probes that succeeded
+	probed   time.Duration // half-open: when the latest probe was let through, since w.origin
 }
 
 // A BreakerOption configures a Breaker (see NewBreaker). BreakerOptions are
@@ -132,6 +134,7 @@ const (
 	breakerOpen
 	breakerClock
 	breakerHook
+	breakerSlow
 )
 
 // BreakerRatio returns a BreakerOption that sets the share of failures
@@ -187,13 +190,36 @@ func BreakerProbes(n int) BreakerOption {
 // time in a row the Breaker opens, it stays open for the k-th delay of s,
 // and once s runs out, for its last delay; a schedule without any delay
 // half-opens at once. The count starts again when the Breaker closes. The
-// default is Constant(5*time.Second). Each open
-// period ranges s afresh, so a jittered s draws each one anew.
+// default is Constant(5*time.Second). The open
+// periods of a streak are the delays of one run of s, started when the
+// streak starts, so a jittered s draws each one anew; finding the next one
+// costs the same however long the streak (for a hand-written s, past 4096
+// open periods in a row, the Breaker keeps the 4096th).
 //
 // BreakerOpen panics if s is nil.
 func BreakerOpen(s Schedule) BreakerOption {
 	mustSchedule("BreakerOpen", s)
 	return BreakerOption{kind: breakerOpen, s: s}
+}
+
+// BreakerSlowCall returns a BreakerOption that counts an attempt that
+// succeeds, but takes longer than d, as a failure, so that a dependency
+// that answers too slowly to be of use opens the Breaker as one that fails
+// would: with the other settings unchanged, once the share of slow or
+// failed attempts in the window reaches the ratio. An attempt is timed on
+// the Breaker's clock, from when the Breaker lets it through to when its
+// outcome is reported; a half-open probe that is slow reopens the Breaker.
+// Attempts the caller's context ended count for nothing, slow or not. As
+// with failures, nothing opens the Breaker before its window holds
+// BreakerMinCalls attempts: for traffic slower than that (with the
+// defaults, 20 attempts in 5 s), widen BreakerWindow.
+//
+// BreakerSlowCall panics if d is not positive.
+func BreakerSlowCall(d time.Duration) BreakerOption {
+	if d <= 0 {
+		panic("retry: BreakerSlowCall: duration " + d.String() + " is not positive")
+	}
+	return BreakerOption{kind: breakerSlow, d: d}
 }
 
 // BreakerClock returns a BreakerOption that makes the Breaker read the time
@@ -227,6 +253,7 @@ func OnStateChange(f func(from, to BreakerState)) BreakerOption {
 func NewBreaker(opts ...BreakerOption) *Breaker {
 	b := &Breaker{ratio: 0.5, minCalls: 20, probes: 1}
 	d := 5 * time.Second
+	var open Schedule
 	for _, o := range opts {
 		switch o.kind {
 		case breakerRatio:
@@ -238,17 +265,21 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 		case breakerProbes:
 			b.probes = o.n
 		case breakerOpen:
-			b.open = o.s
+			open = o.s
 		case breakerClock:
 			b.clock = o.clock
 		case breakerHook:
 			b.hooks = append(b.hooks, o.hook)
+		case breakerSlow:
+			b.slow = o.d
 		}
 	}
-	if b.open == nil {
-		b.open = Constant(5 * time.Second)
+	if open == nil {
+		open = Constant(5 * time.Second)
 	}
+	b.periods = newOpenPeriods(open)
 	b.w = newWindow(d, origin(b.clock))
+	b.lost = d
 	return b
 }
 
@@ -262,13 +293,17 @@ func WithBreaker(b *Breaker) Option {
 	if b == nil {
 		panic("retry: WithBreaker: nil Breaker")
 	}
+	b.mustMade("WithBreaker")
 	return Option{kind: breakerOption, ref: b}
 }
 
 // State returns b's state now. An open Breaker whose open period is over
 // becomes half-open here, as it would for an attempt. With calls in flight
 // the state may change as soon as it is read.
+//
+// State panics if b was not made by NewBreaker.
 func (b *Breaker) State() BreakerState {
+	b.mustMade("Breaker.State")
 	word := b.state.Load()
 	if _, at := b.w.now(b.clock, nil); BreakerState(word&3) == CircuitOpen && b.left(at) <= 0 {
 		if from, to, changed := b.halfOpen(); changed {
@@ -291,6 +326,7 @@ func (b *Breaker) left(at time.Duration) time.Duration {
 type breakerTicket struct {
 	word   uint64
 	tick   int64
+	at     time.Duration // when it was issued, since the window's origin
 	stripe uint32
 	ok     bool // a ticket was issued
 }
@@ -303,7 +339,7 @@ func (b *Breaker) admit(rd *reading) (breakerTicket, time.Duration, bool) {
 	word := b.state.Load()
 	switch BreakerState(word & 3) {
 	case CircuitClosed:
-		return breakerTicket{word: word, tick: tick, stripe: b.w.stripe(), ok: true}, 0, true
+		return breakerTicket{word: word, tick: tick, at: at, stripe: b.w.stripe(), ok: true}, 0, true
 	case CircuitOpen:
 		if left := b.left(at); left > 0 {
 			return breakerTicket{}, left, false
@@ -323,15 +359,26 @@ func (b *Breaker) probe(tick int64, at time.Duration) (breakerTicket, time.Durat
 	word := b.state.Load()
 	switch BreakerState(word & 3) {
 	case CircuitClosed:
-		return breakerTicket{word: word, tick: tick, stripe: b.w.stripe(), ok: true}, 0, true
+		return breakerTicket{word: word, tick: tick, at: at, stripe: b.w.stripe(), ok: true}, 0, true
 	case CircuitOpen:
 		return breakerTicket{}, max(b.left(at), 0), false
 	}
 	if b.inflight+b.passed >= b.probes {
-		return breakerTicket{}, 0, false
+		if b.inflight == 0 || at-b.probed < b.lost {
+			return breakerTicket{}, 0, false
+		}
+		// The probes in flight have not reported for a whole window:
+		// their reports are lost (a two-step user forgot them), and would
+		// otherwise keep b half-open, refusing everything, for ever. A new
+		// generation makes their reports, should they come, count for
+		// nothing, and frees their slots.
+		b.inflight = 0
+		b.set(word, CircuitHalfOpen)
+		word = b.state.Load()
 	}
 	b.inflight++
-	return breakerTicket{word: word, ok: true}, 0, true
+	b.probed = at
+	return breakerTicket{word: word, at: at, ok: true}, 0, true
 }
 
 // halfOpen moves b from open to half-open, if it is still open and its open
@@ -340,50 +387,39 @@ func (b *Breaker) halfOpen() (from, to BreakerState, changed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	word := b.state.Load()
-	if _, at := b.w.now(b.clock, nil); BreakerState(word&3) != CircuitOpen || b.left(at) > 0 {
+	_, at := b.w.now(b.clock, nil)
+	if BreakerState(word&3) != CircuitOpen || b.left(at) > 0 {
 		return 0, 0, false
 	}
-	b.inflight, b.passed = 0, 0
+	b.inflight, b.passed, b.probed = 0, 0, at
 	b.set(word, CircuitHalfOpen)
 	return CircuitOpen, CircuitHalfOpen, true
 }
 
-// set moves b from the state of word to to, with the next generation. The
-// caller holds b.mu.
+// set moves b from the state of word to to, with the next generation, and
+// starts the count of consecutive failures afresh. The caller holds b.mu.
 func (b *Breaker) set(word uint64, to BreakerState) {
 	b.state.Store((word>>2+1)<<2 | uint64(to))
+	b.consec.Store(0)
 }
 
 // trip opens b, from the state of word, at the time at after the window's
-// origin. The caller holds b.mu.
+// origin, for the streak's next open period. The caller holds b.mu.
 func (b *Breaker) trip(word uint64, at time.Duration) {
-	b.streak++
-	b.until.Store(int64(addSat(at, b.period(b.streak))))
+	b.until.Store(int64(addSat(at, b.periods.next())))
 	b.set(word, CircuitOpen)
 }
 
-// period returns the k-th delay of b's open schedule, or its last if it has
-// fewer; 0 if it has none. The caller holds b.mu.
-func (b *Breaker) period(k int) time.Duration {
-	if b.ran && k >= b.lastN {
-		return b.last
-	}
-	n := 0
-	for d := range b.open {
-		n++
-		b.last, b.lastN = max(d, 0), n
-		if n == k {
-			return b.last
-		}
-	}
-	b.ran = true
-	return b.last
-}
-
-// report counts the outcome v of the attempt that got tk.
+// report counts the outcome v of the attempt that got tk. With
+// BreakerSlowCall, a success slower than its limit counts as a failure.
 func (b *Breaker) report(tk breakerTicket, v verdict) {
 	if !tk.ok {
 		return
+	}
+	if v == accepted && b.slow > 0 {
+		if _, at := b.w.now(b.clock, nil); at-tk.at > b.slow {
+			v = failed
+		}
 	}
 	if BreakerState(tk.word&3) == CircuitClosed {
 		if v == neither || b.state.Load() != tk.word {
@@ -391,8 +427,11 @@ func (b *Breaker) report(tk breakerTicket, v verdict) {
 		}
 		b.w.add(tk.tick, tk.stripe, 0)
 		if v == failed {
+			b.consec.Add(1)
 			b.w.add(tk.tick, tk.stripe, 1)
 			b.check(tk.word)
+		} else if b.consec.Load() != 0 {
+			b.consec.Store(0) // read first: a healthy dependency writes nothing shared
 		}
 		return
 	}
@@ -408,14 +447,22 @@ func (b *Breaker) check(word uint64) {
 	if calls < b.minCalls || float64(failures) < b.ratio*float64(calls) {
 		return
 	}
+	if b.tripClosed(word, at) {
+		b.notify(CircuitClosed, CircuitOpen)
+	}
+}
+
+// tripClosed opens b, closed in the state of word, unless it has changed
+// state meanwhile, and reports whether it did. The lock is released on a
+// panic too: a hand-written open schedule runs under it.
+func (b *Breaker) tripClosed(word uint64, at time.Duration) bool {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.state.Load() != word {
-		b.mu.Unlock()
-		return
+		return false
 	}
 	b.trip(word, at)
-	b.mu.Unlock()
-	b.notify(CircuitClosed, CircuitOpen)
+	return true
 }
 
 // settle counts the outcome v of a probe let through in the state of word.
@@ -425,13 +472,16 @@ func (b *Breaker) settle(word uint64, v verdict) (from, to BreakerState, changed
 	if b.state.Load() != word {
 		return 0, 0, false
 	}
+	if b.inflight == 0 {
+		return 0, 0, false // a probe reported twice
+	}
 	b.inflight--
 	switch v {
 	case accepted:
 		if b.passed++; b.passed < b.probes {
 			return 0, 0, false
 		}
-		b.streak = 0
+		b.periods.reset()
 		b.w.clear()
 		b.set(word, CircuitClosed)
 		return CircuitHalfOpen, CircuitClosed, true
@@ -441,6 +491,14 @@ func (b *Breaker) settle(word uint64, v verdict) (from, to BreakerState, changed
 		return CircuitHalfOpen, CircuitOpen, true
 	}
 	return 0, 0, false
+}
+
+// mustMade panics, naming fn, if b was not made by NewBreaker: the zero
+// Breaker has no window to count in.
+func (b *Breaker) mustMade(fn string) {
+	if b.w.stripes == nil {
+		panic("retry: " + fn + ": Breaker not made by NewBreaker")
+	}
 }
 
 // notify calls the hooks for a change from from to to.

@@ -499,38 +499,6 @@ func TestBreakerBadInput(t *testing.T) {
 	assert.Equal(t, "BreakerState(7)", BreakerState(7).String())
 }
 
-// TestOverloadAllocations checks that a Throttle and a Breaker add no
-// allocation to a call that succeeds at once, on the real clock and on a
-// FakeClock.
-func TestOverloadAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	ctx := context.Background()
-	sched := Exponential(100 * time.Millisecond).Take(5)
-	succeed := func(context.Context) error { return nil }
-	succeedT := func(context.Context) (int, error) { return 1, nil }
-	th, br := NewThrottle(), NewBreaker()
-	clock := NewFakeClock(epoch)
-	fth, fbr := NewThrottle(ThrottleClock(clock)), NewBreaker(BreakerClock(clock))
-	for _, tt := range []struct {
-		name string
-		fn   func()
-	}{
-		{"Do WithThrottle", func() { _ = Do(ctx, sched, succeed, WithThrottle(th)) }},
-		{"Do WithBreaker", func() { _ = Do(ctx, sched, succeed, WithBreaker(br)) }},
-		{"Do with both", func() { _ = Do(ctx, sched, succeed, WithThrottle(th), WithBreaker(br)) }},
-		{"Retry with both", func() { _, _ = Retry(ctx, sched, succeedT, WithThrottle(th), WithBreaker(br)) }},
-		{"Do with both on a FakeClock", func() {
-			_ = Do(ctx, sched, succeed, WithThrottle(fth), WithBreaker(fbr), WithClock(clock))
-		}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Zero(t, testing.AllocsPerRun(1000, tt.fn))
-		})
-	}
-}
-
 // TestBreakerHedge checks that each attempt Hedge starts asks the Breaker:
 // a half-open Breaker with one probe lets the first attempt through and
 // not the hedge, and a loser Hedge cancels gives its probe slot back.

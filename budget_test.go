@@ -272,10 +272,6 @@ func TestBudgetState(t *testing.T) {
 			}
 		})
 	}
-	t.Run("tokens allocates nothing", func(t *testing.T) {
-		b := NewBudget(0.1, 10)
-		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = b.Tokens() }))
-	})
 	t.Run("read while calls spend and refill it", func(t *testing.T) {
 		b := NewBudget(0.5, 5)
 		clock := &countingClock{}

@@ -1,9 +1,11 @@
-package retry
+package retry_test
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/seed-b8c8f69d/retry"
 )
 
 // BenchmarkHedge measures what Hedge adds to a call whose first attempt
@@ -45,29 +47,29 @@ func BenchmarkHedge(b *testing.B) {
 			t := time.AfterFunc(time.Second, func() { wake <- 0 })
 			<-wake
 			t.Stop()
-			cancel(ErrHedgeLost)
+			cancel(retry.ErrHedgeLost)
 		}
 	})
 	b.Run("impl=hedge", func(b *testing.B) {
-		s := Constant(time.Second).Take(2)
+		s := retry.Constant(time.Second).Take(2)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Hedge(ctx, s, ok); err != nil {
+			if _, err := retry.Hedge(ctx, s, ok); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("impl=hedge-p95", func(b *testing.B) {
 		// The adaptive schedule of the README, with every attempt observed.
-		lat := NewLatency()
-		for range latWarmup {
+		lat := retry.NewLatency()
+		for range retry.LatWarmup {
 			lat.Record(time.Second)
 		}
 		s := lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Second).Take(1)
-		opts := []Option{Observe(lat)}
+		opts := []retry.Option{retry.Observe(lat)}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Hedge(ctx, s, ok, opts...); err != nil {
+			if _, err := retry.Hedge(ctx, s, ok, opts...); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -75,12 +77,12 @@ func BenchmarkHedge(b *testing.B) {
 	b.Run("impl=hedge-fixed-observe", func(b *testing.B) {
 		// hedge-p95's call with a fixed delay instead: the adaptive chain,
 		// fused, costs the same.
-		lat := NewLatency()
-		s := Constant(time.Second).Take(1)
-		opts := []Option{Observe(lat)}
+		lat := retry.NewLatency()
+		s := retry.Constant(time.Second).Take(1)
+		opts := []retry.Option{retry.Observe(lat)}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Hedge(ctx, s, ok, opts...); err != nil {
+			if _, err := retry.Hedge(ctx, s, ok, opts...); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -88,21 +90,21 @@ func BenchmarkHedge(b *testing.B) {
 	b.Run("impl=hedge-observe", func(b *testing.B) {
 		// Options written at the call, as usual: passing them allocates
 		// nothing.
-		lat, budget := NewLatency(), NewBudget(0.1, 10)
-		s := Constant(time.Second).Take(2)
+		lat, budget := retry.NewLatency(), retry.NewBudget(0.1, 10)
+		s := retry.Constant(time.Second).Take(2)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Hedge(ctx, s, ok, Observe(lat), WithBudget(budget)); err != nil {
+			if _, err := retry.Hedge(ctx, s, ok, retry.Observe(lat), retry.WithBudget(budget)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("impl=hedge-options", func(b *testing.B) {
-		s := Constant(time.Second).Take(2)
-		opts := []Option{If(IsTransient), OnRetry(func(Attempt) {}), WithBudget(NewBudget(0.1, 10)), Discard(func(int) {})}
+		s := retry.Constant(time.Second).Take(2)
+		opts := []retry.Option{retry.If(retry.IsTransient), retry.OnRetry(func(retry.Attempt) {}), retry.WithBudget(retry.NewBudget(0.1, 10)), retry.Discard(func(int) {})}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Hedge(ctx, s, ok, opts...); err != nil {
+			if _, err := retry.Hedge(ctx, s, ok, opts...); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -113,18 +113,3 @@ func TestOnHedgeDone(t *testing.T) {
 		assert.PanicsWithValue(t, "retry: OnHedgeDone: nil function", func() { OnHedgeDone(nil) })
 	})
 }
-
-// TestOnHedgeDoneAllocations pins that OnHedgeDone costs no allocation
-// beyond OnDone's.
-func TestOnHedgeDoneAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	ok := func(context.Context) (int, error) { return 1, nil }
-	s := Constant(time.Hour).Take(1)
-	done := OnDone(func(Outcome) {})
-	hedgeDone := OnHedgeDone(func(Outcome, HedgeResult) {})
-	withDone := testing.AllocsPerRun(1000, func() { _, _ = Hedge(context.Background(), s, ok, done) })
-	withHedgeDone := testing.AllocsPerRun(1000, func() { _, _ = Hedge(context.Background(), s, ok, hedgeDone) })
-	assert.LessOrEqual(t, withHedgeDone, withDone)
-}

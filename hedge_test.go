@@ -614,55 +614,6 @@ func TestHedgePanics(t *testing.T) {
 	})
 }
 
-// TestHedgeAllocations pins what a Hedge whose first attempt wins
-// allocates, so that a change that adds to it is noticed (the cost is
-// measured by BenchmarkHedge).
-func TestHedgeAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	ok := func(context.Context) (int, error) { return 1, nil }
-	s := Constant(time.Hour).Take(1)
-	allocs := testing.AllocsPerRun(1000, func() {
-		_, _ = Hedge(context.Background(), s, ok)
-	})
-	most := 6.0
-	if !fusion {
-		most += 3 // purego: Take is a relay (two allocations) and Hedge ranges it (one)
-	}
-	assert.LessOrEqual(t, allocs, most)
-	t.Logf("%v allocations", allocs)
-}
-
-// TestHedgeAdaptiveAllocations checks that the README's adaptive chain,
-// a Latency's Quantile bounded by AtLeast, Cap and Take, costs a Hedge call
-// no more than a fixed delay with the same options: Quantile is a plan's
-// source, so the chain is fused and Hedge draws it from its plan.
-func TestHedgeAdaptiveAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	if !fusion {
-		t.Skip("purego: no chain is fused")
-	}
-	ok := func(context.Context) (int, error) { return 1, nil }
-	lat := NewLatency()
-	for range latWarmup {
-		lat.Record(time.Hour)
-	}
-	opts := []Option{Observe(lat)}
-	count := func(s Schedule) float64 {
-		return testing.AllocsPerRun(1000, func() {
-			_, _ = Hedge(context.Background(), s, ok, opts...)
-		})
-	}
-	require.NotNil(t, planOf(lat.Quantile(0.95).AtLeast(5*time.Millisecond).Cap(time.Hour).Take(1)))
-	fixed := count(Constant(time.Hour).Take(1))
-	adaptive := count(lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Hour).Take(1))
-	assert.LessOrEqual(t, adaptive, fixed)
-	t.Logf("fixed %v, adaptive %v allocations", fixed, adaptive)
-}
-
 // hedgeModel is what Hedge must do with a schedule of delays, attempts that
 // behave as script and a caller's deadline (0: none), worked out by a plain
 // event simulation: when each attempt starts, when Hedge returns and with

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -274,17 +273,6 @@ func TestLatencyPanics(t *testing.T) {
 	assert.PanicsWithValue(t, "retry: Observe: nil Latency", func() { Observe(nil) })
 }
 
-func TestLatencyAllocations(t *testing.T) {
-	l := NewLatency()
-	e := &estimate{l: l, q: 0.95}
-	var i int
-	assert.Zero(t, testing.AllocsPerRun(1000, func() {
-		i++
-		l.Record(time.Duration(i) * time.Microsecond)
-		e.get()
-	}))
-}
-
 // TestObserveRetry checks what Retry and Do record: every attempt that
 // returned before the caller's context ended, on the call's clock.
 func TestObserveRetry(t *testing.T) {
@@ -332,15 +320,6 @@ func TestObserveRetry(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, uint64(2), held(l))
 	})
-	t.Run("no allocation", func(t *testing.T) {
-		l := NewLatency()
-		opts := []Option{Observe(l)}
-		ok := func(context.Context) (int, error) { return 1, nil }
-		s := Constant(0) // built once, as building a Schedule allocates
-		assert.Zero(t, testing.AllocsPerRun(1000, func() {
-			_, _ = Retry(context.Background(), s, ok, opts...)
-		}))
-	})
 }
 
 func FuzzLatencyBucket(f *testing.F) {
@@ -362,57 +341,6 @@ func FuzzLatencyBucket(f *testing.F) {
 		}
 		if e := relErr(latValue(i), d); e > maxRelErr {
 			t.Fatalf("%v stands for %v: error %g", latValue(i), d, e)
-		}
-	})
-}
-
-func BenchmarkLatencyRecord(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 2))
-	samples := make([]time.Duration, 4096)
-	for i := range samples {
-		samples[i] = lognormal(10*time.Millisecond, 1).draw(r)
-	}
-	b.Run("one goroutine", func(b *testing.B) {
-		l := NewLatency()
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			l.Record(samples[i&4095])
-			i++
-		}
-	})
-	b.Run("8 goroutines", func(b *testing.B) {
-		l := NewLatency()
-		b.ReportAllocs()
-		// RunParallel starts parallelism·GOMAXPROCS goroutines.
-		b.SetParallelism((8 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-		b.RunParallel(func(pb *testing.PB) {
-			i := rand.IntN(4096)
-			for pb.Next() {
-				l.Record(samples[i&4095])
-				i++
-			}
-		})
-	})
-}
-
-func BenchmarkLatencyQuantile(b *testing.B) {
-	l := NewLatency()
-	r := rand.New(rand.NewPCG(1, 2))
-	for range latRetained {
-		l.Record(lognormal(10*time.Millisecond, 1).draw(r))
-	}
-	b.Run("cached", func(b *testing.B) {
-		e := &estimate{l: l, q: 0.95}
-		b.ReportAllocs()
-		for b.Loop() {
-			e.get()
-		}
-	})
-	b.Run("computed", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			l.quantile(0.95)
 		}
 	})
 }

@@ -72,6 +72,9 @@ func generalDoAfter(ctx context.Context, s Schedule, fn func(context.Context) er
 // generalCall is a call through the general path, from the first attempt.
 // Exactly one of fn and fnErr is set.
 func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, opts []Option) (T, error) {
+	if g, ok := gateOf(opts); ok {
+		return gatedCall(ctx, s, fn, fnErr, opts, g) // gate_call.go
+	}
 	var v T
 	cfg := defaultConfig
 	if len(opts) > 0 {

@@ -1,9 +1,11 @@
-package retry
+package retry_test
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/seed-b8c8f69d/retry"
 )
 
 // BenchmarkThrottle measures a Throttle's own work per attempt (asking it,
@@ -16,19 +18,16 @@ import (
 func BenchmarkThrottle(b *testing.B) {
 	for _, clock := range []struct {
 		name string
-		c    Clock
+		c    retry.Clock
 	}{{"real", nil}, {"frozen", frozenClock{epoch}}} {
 		for _, g := range []int{1, 2, 8} {
 			b.Run("clock="+clock.name+"/goroutines="+itoa(g), func(b *testing.B) {
-				th := NewThrottle(ThrottleClock(clock.c))
+				th := retry.NewThrottle(retry.ThrottleClock(clock.c))
 				b.ReportAllocs()
 				b.SetParallelism(g)
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						tk, ok := th.admit(nil)
-						if ok {
-							th.settle(tk, accepted)
-						}
+						retry.ThrottleAttempt(th)
 					}
 				})
 			})
@@ -41,8 +40,9 @@ func BenchmarkThrottle(b *testing.B) {
 func BenchmarkClockRead(b *testing.B) {
 	b.ReportAllocs()
 	var d time.Duration
+	base := time.Now()
 	for b.Loop() {
-		d += time.Since(monoBase)
+		d += time.Since(base)
 	}
 	_ = d
 }
@@ -58,14 +58,13 @@ func (c frozenClock) Sleep(ctx context.Context, _ time.Duration) error { return 
 func BenchmarkBreaker(b *testing.B) {
 	for _, g := range []int{1, 2, 8} {
 		b.Run("goroutines="+itoa(g), func(b *testing.B) {
-			br := NewBreaker()
+			br := retry.NewBreaker()
 			b.ReportAllocs()
 			b.SetParallelism(g)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					tk, _, ok := br.admit(nil)
-					if ok {
-						br.report(tk, accepted)
+					if p, err := br.Allow(); err == nil {
+						p.Success()
 					}
 				}
 			})
@@ -78,20 +77,20 @@ func BenchmarkBreaker(b *testing.B) {
 func BenchmarkOverloadDo(b *testing.B) {
 	ctx := context.Background()
 	succeed := func(context.Context) error { return nil }
-	th, br := WithThrottle(NewThrottle()), WithBreaker(NewBreaker())
+	th, br := retry.WithThrottle(retry.NewThrottle()), retry.WithBreaker(retry.NewBreaker())
 	for _, c := range []struct {
 		name string
-		opts []Option
+		opts []retry.Option
 	}{
 		{"opt=none", nil},
-		{"opt=WithThrottle", []Option{th}},
-		{"opt=WithBreaker", []Option{br}},
-		{"opt=both", []Option{th, br}},
+		{"opt=WithThrottle", []retry.Option{th}},
+		{"opt=WithBreaker", []retry.Option{br}},
+		{"opt=both", []retry.Option{th, br}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = Do(ctx, benchSchedule, succeed, c.opts...)
+				_ = retry.Do(ctx, benchSchedule, succeed, c.opts...)
 			}
 		})
 	}

@@ -24,7 +24,9 @@ const flatKinds = 1<<noOption | 1<<clockOption | 1<<ifOption | 1<<onRetryOption 
 func flat(opts []Option) bool {
 	for i := range opts {
 		if k := opts[i].kind; k >= 64 || flatKinds&(1<<k) == 0 {
-			if !silent(opts[i]) {
+			// Only a log option can be silent: asking the others would
+			// copy each one into silent's frame, on every call.
+			if k != logOption || !silent(opts[i]) {
 				return false
 			}
 		}

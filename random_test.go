@@ -43,21 +43,3 @@ func TestPanickingSourceReleasesLock(t *testing.T) {
 		})
 	}
 }
-
-// BenchmarkSeededDraw is the cost of one delay drawn from a seeded source,
-// the path that takes the package's lock.
-func BenchmarkSeededDraw(b *testing.B) {
-	s := Exponential(100 * time.Millisecond).Cap(2 * time.Second).FullJitter(rand.NewPCG(1, 2))
-	b.ReportAllocs()
-	var sum time.Duration
-	n := 0
-	for d := range s {
-		sum += d
-		if n++; n == b.N {
-			break
-		}
-	}
-	if sum < 0 {
-		b.Fatal("negative")
-	}
-}

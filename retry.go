@@ -62,9 +62,9 @@ import (
 // if an IfValue or Discard option's function does not take a T, and if given
 // an OnHedgeDone.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
-	// Retry and Do are small enough to be inlined, so that they add no frame
-	// of their own to the stack of a call that waits: retrying checks s, and
-	// Retry's fn.
+	// Retry is small enough to be inlined, so that it adds no frame of its
+	// own to the stack of a call that waits: retrying checks s, and Retry's
+	// fn. (Do is not inlined: see there.)
 	return retrying(ctx, s, fn, nil, opts)
 }
 
@@ -73,6 +73,15 @@ func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 // Do panics if s or fn is nil, before anything else, even if ctx is done,
 // and if given an IfValue or a Discard, which need a value, or an
 // OnHedgeDone.
+//
+// Do is never inlined. Inlined in another package, its body would call
+// retrying[struct{}], an instantiation this package made, whose escape
+// facts that package's compiler does not have (golang.org/issue/79592): it
+// would assume that opts escape, and every call with an option would
+// allocate its slice (64 B), as TestAllocations found from outside. Its
+// frame costs a waiting call 88 bytes of stack (TestParkedStack).
+//
+//go:noinline
 func Do(ctx context.Context, s Schedule, fn func(context.Context) error, opts ...Option) error {
 	if fn == nil {
 		panic("retry: Do: nil function")

@@ -1,10 +1,11 @@
-package retryhttp
+package retryhttp_test
 
 import (
 	"net/http"
 	"testing"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/retryhttp"
 )
 
 // stubBase answers every request with the same response, allocating nothing.
@@ -15,7 +16,7 @@ func (b stubBase) RoundTrip(*http.Request) (*http.Response, error) { return b.re
 // TestAllocs guards the hot path: a request that succeeds at once costs the
 // Transport no allocation, with or without options.
 func TestAllocs(t *testing.T) {
-	if raceEnabled {
+	if retryhttp.RaceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items")
 	}
 	base := stubBase{&http.Response{StatusCode: 200, Body: http.NoBody}}
@@ -27,28 +28,32 @@ func TestAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	options := NewTransport(base, retry.Constant(0).Take(3),
+	options := retryhttp.NewTransport(base, retry.Constant(0).Take(3),
 		retry.WithBudget(retry.NewBudget(0.1, 10)),
 		retry.OnRetry(func(retry.Attempt) {}),
 		retry.If(retry.IsTransient),
 		retry.MaxPushback(0))
-	hooks := NewTransport(base, nil)
-	hooks.ShouldRetry = DefaultShouldRetry
+	hooks := retryhttp.NewTransport(base, nil)
+	hooks.ShouldRetry = retryhttp.DefaultShouldRetry
 	hooks.OnAttempt = func(*http.Request, int) {}
 	hooks.PrepareRetry = func(*http.Request) error { return nil }
 	hooks.BufferBody = 1 << 20
+	perHost := retryhttp.NewTransport(base, nil)
+	perHost.Breaker = retryhttp.PerHost(func(string) *retry.Breaker { return retry.NewBreaker() })
+	perHost.Throttle = retryhttp.PerHost(func(string) *retry.Throttle { return retry.NewThrottle() })
 	for _, tt := range []struct {
 		name string
-		rt   *Transport
+		rt   *retryhttp.Transport
 		req  *http.Request
 	}{
-		{"defaults", NewTransport(base, nil), get},
-		{"zero Transport", &Transport{base: base}, get},
+		{"defaults", retryhttp.NewTransport(base, nil), get},
+		{"zero Transport", retryhttp.TransportWithBase(base), get},
 		{"options", options, get},
-		{"sent once", NewTransport(base, nil), post},
+		{"sent once", retryhttp.NewTransport(base, nil), post},
 		{"sent once with options", options, post},
 		{"hooks", hooks, get},
 		{"hooks, sent once", hooks, post},
+		{"a Breaker and a Throttle per host", perHost, get},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(100, func() {

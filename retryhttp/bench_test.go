@@ -1,4 +1,4 @@
-package retryhttp
+package retryhttp_test
 
 import (
 	"io"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
+	"github.com/seed-b8c8f69d/retry/retryhttp"
 )
 
 // BenchmarkTransport measures a successful GET against a loopback server
@@ -26,12 +27,12 @@ func BenchmarkTransport(b *testing.B) {
 		wrap func(http.RoundTripper) http.RoundTripper
 	}{
 		{"bare", func(base http.RoundTripper) http.RoundTripper { return base }},
-		{"retryhttp", func(base http.RoundTripper) http.RoundTripper { return NewTransport(base, nil) }},
+		{"retryhttp", func(base http.RoundTripper) http.RoundTripper { return retryhttp.NewTransport(base, nil) }},
 		{"retryhttp-timeout", func(base http.RoundTripper) http.RoundTripper {
-			return NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))
+			return retryhttp.NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))
 		}},
 		{"hedging", func(base http.RoundTripper) http.RoundTripper {
-			return NewHedgingTransport(base, hedgeLate)
+			return retryhttp.NewHedgingTransport(base, hedgeLate)
 		}},
 	}
 	for _, c := range clients {
@@ -68,7 +69,7 @@ func BenchmarkTransportPaired(b *testing.B) {
 	bareBase, retryBase := &http.Transport{}, &http.Transport{}
 	defer bareBase.CloseIdleConnections()
 	defer retryBase.CloseIdleConnections()
-	clients := [2]*http.Client{{Transport: bareBase}, {Transport: NewTransport(retryBase, nil)}}
+	clients := [2]*http.Client{{Transport: bareBase}, {Transport: retryhttp.NewTransport(retryBase, nil)}}
 	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -109,10 +110,10 @@ func BenchmarkTransportOverhead(b *testing.B) {
 		rt   http.RoundTripper
 	}{
 		{"bare", base},
-		{"retryhttp", NewTransport(base, nil)},
-		{"retryhttp-options", NewTransport(base, nil, retry.WithBudget(retry.NewBudget(0.1, 10)), retry.OnRetry(func(retry.Attempt) {}))},
-		{"retryhttp-timeout", NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))},
-		{"hedging", NewHedgingTransport(base, hedgeLate)},
+		{"retryhttp", retryhttp.NewTransport(base, nil)},
+		{"retryhttp-options", retryhttp.NewTransport(base, nil, retry.WithBudget(retry.NewBudget(0.1, 10)), retry.OnRetry(func(retry.Attempt) {}))},
+		{"retryhttp-timeout", retryhttp.NewTransport(base, nil, retry.AttemptTimeout(10*time.Second))},
+		{"hedging", retryhttp.NewHedgingTransport(base, hedgeLate)},
 	} {
 		b.Run("client="+c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -142,7 +143,7 @@ func BenchmarkHedgingTransportPaired(b *testing.B) {
 	bareBase, hedgeBase := &http.Transport{}, &http.Transport{}
 	defer bareBase.CloseIdleConnections()
 	defer hedgeBase.CloseIdleConnections()
-	clients := [2]*http.Client{{Transport: bareBase}, {Transport: NewHedgingTransport(hedgeBase, hedgeLate)}}
+	clients := [2]*http.Client{{Transport: bareBase}, {Transport: retryhttp.NewHedgingTransport(hedgeBase, hedgeLate)}}
 	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -27,7 +27,7 @@ func ExamplePerHost() {
 
 	clock := retry.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	transport := retryhttp.NewTransport(nil, retry.Constant(time.Second).Take(3), retry.WithClock(clock))
-	transport.Breaker = retryhttp.PerHost(func() *retry.Breaker {
+	transport.Breaker = retryhttp.PerHost(func(host string) *retry.Breaker {
 		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpen(retry.Constant(time.Minute)),
 			retry.BreakerClock(clock))
 	})

@@ -307,3 +307,8 @@ func closedPort(t testing.TB) string {
 	l.Close()
 	return addr
 }
+
+// stubBase answers every request with the same response, allocating nothing.
+type stubBase struct{ resp *http.Response }
+
+func (b stubBase) RoundTrip(*http.Request) (*http.Response, error) { return b.resp, nil }

@@ -26,7 +26,7 @@ func TestLimiterPerHost(t *testing.T) {
 	limiters := map[string]*retry.Limiter{}
 	var mu sync.Mutex
 	tr := NewTransport(nil, retry.Constant(0).Take(2))
-	tr.Limiter = PerHost(func() *retry.Limiter { return retry.NewLimiter(retry.LimiterInitial(1)) })
+	tr.Limiter = PerHost(func(string) *retry.Limiter { return retry.NewLimiter(retry.LimiterInitial(1)) })
 	limiterOf := func(url string) *retry.Limiter {
 		req := mustRequest(t, http.MethodGet, url, "")
 		mu.Lock()

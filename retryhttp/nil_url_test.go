@@ -18,8 +18,8 @@ func TestNilURL(t *testing.T) {
 	base := &http.Transport{}
 	t.Cleanup(base.CloseIdleConnections)
 	s := retry.Constant(time.Millisecond).Take(2)
-	throttle := PerHost(func() *retry.Throttle { return retry.NewThrottle() })
-	breaker := PerHost(func() *retry.Breaker { return retry.NewBreaker() })
+	throttle := PerHost(func(string) *retry.Throttle { return retry.NewThrottle() })
+	breaker := PerHost(func(string) *retry.Breaker { return retry.NewBreaker() })
 	for _, tt := range []struct {
 		name   string
 		method string

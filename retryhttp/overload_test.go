@@ -33,9 +33,10 @@ func TestBreakerPerHost(t *testing.T) {
 	clock := retry.NewFakeClock(t0)
 	down := newServer(t, status(http.StatusServiceUnavailable))
 	up := newServer(t, status(http.StatusOK))
-	var changes []string
+	var changes, hosts []string
 	tr := NewTransport(nil, retry.Constant(time.Second).Take(3), retry.WithClock(clock))
-	tr.Breaker = PerHost(func() *retry.Breaker {
+	tr.Breaker = PerHost(func(host string) *retry.Breaker {
+		hosts = append(hosts, host)
 		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpen(retry.Constant(time.Minute)),
 			retry.BreakerClock(clock), retry.OnStateChange(func(from, to retry.BreakerState) {
 				changes = append(changes, from.String()+"→"+to.String())
@@ -56,6 +57,8 @@ func TestBreakerPerHost(t *testing.T) {
 	code, err = get(t, tr, up.URL)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, []string{strings.TrimPrefix(down.URL, "http://"), strings.TrimPrefix(up.URL, "http://")}, hosts,
+		"one Breaker per host, made with its name")
 
 	t.Run("a POST sent once counts its 503", func(t *testing.T) {
 		srv := newServer(t, status(http.StatusServiceUnavailable))
@@ -142,16 +145,6 @@ func TestThrottlePerHost(t *testing.T) {
 		assert.ErrorIs(t, err, retry.ErrOpen)
 		assert.Len(t, srv.requests(), 1)
 	})
-}
-
-func TestPerHost(t *testing.T) {
-	n := 0
-	f := PerHost(func() *retry.Throttle { n++; return retry.NewThrottle() })
-	a, b := f("a:1"), f("b:1")
-	assert.Same(t, a, f("a:1"))
-	assert.NotSame(t, a, b)
-	assert.Equal(t, 2, n)
-	assert.PanicsWithValue(t, "retryhttp: PerHost: nil function", func() { PerHost[retry.Breaker](nil) })
 }
 
 func mustRequest(t *testing.T, method, url, body string) *http.Request {

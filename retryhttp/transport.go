@@ -255,7 +255,8 @@ type Transport struct {
 	// is the request URL's Host, as it is: "example.com" and
 	// "example.com:443" are two keys. Every attempt of a request asks them
 	// first, as retry.WithThrottle and retry.WithBreaker describe; in a
-	// hedging Transport, every copy. PerHost makes one of each per host.
+	// hedging Transport, every copy. PerHost makes one of each per host,
+	// with a bounded number of hosts.
 	//
 	// What counts as the host's answer: a response whose status the
 	// Transport does not retry (every 2xx, 3xx and 4xx but 408 and 429,
@@ -480,33 +481,6 @@ func (c *call) gate(opts []retry.Option, host string) []retry.Option {
 		}
 	}
 	return c.opts
-}
-
-// PerHost returns a function for Transport.Throttle, Transport.Breaker or
-// Transport.Limiter that returns, for each host, the value that newValue
-// returned the first time it was asked for that host: one per host, made
-// when first needed and kept for the function's life.
-//
-//	t.Throttle = retryhttp.PerHost(func() *retry.Throttle { return retry.NewThrottle() })
-//
-// The function is safe for concurrent use; newValue may be called more than
-// once for a host when two requests ask at once, all but one of its values
-// then being dropped unused. The values are kept in a sync.Map, which grows
-// by one entry per host ever asked for.
-//
-// PerHost panics if newValue is nil.
-func PerHost[T any](newValue func() *T) func(host string) *T {
-	if newValue == nil {
-		panic("retryhttp: PerHost: nil function")
-	}
-	var m sync.Map
-	return func(host string) *T {
-		if v, ok := m.Load(host); ok {
-			return v.(*T)
-		}
-		v, _ := m.LoadOrStore(host, newValue())
-		return v.(*T)
-	}
 }
 
 func (t *Transport) retryStatus(code int) bool {

@@ -42,7 +42,7 @@ func limFailsafeRows(t *testing.T, cfg limConfig) []limResult {
 			if !time.Now().Equal(epoch) {
 				t.Fatalf("the bubble starts at %v, not at the simulation's epoch %v", time.Now(), epoch)
 			}
-			pace := func(at time.Duration) { time.Sleep(epoch.Add(at).Sub(time.Now())) }
+			pace := func(at time.Duration) { time.Sleep(time.Until(epoch.Add(at))) }
 			fs := failsafeLimiter{adaptivelimiter.NewWithDefaults[any]()}
 			rows = append(rows, limRun(&cfg, limFailsafe, sc, fs, pace))
 		})
