@@ -17,6 +17,8 @@ import (
 //	flag.Parse()
 //	err := retry.Do(ctx, backoff.Schedule(), fn)
 //
+// # Text
+//
 // String and MarshalText return the text exactly as it was given, spaces and
 // case kept, not a canonical form: a configuration file reads back as it was
 // written. The zero Spec is ready to use and is the empty schedule: no
@@ -27,6 +29,8 @@ import (
 // never panic, and leaves the Spec as it was. The jitter of the Schedule
 // draws from math/rand/v2's goroutine-safe generator, as Parse's does; for
 // repeatable delays, pass String's text to ParseSource with a seeded source.
+//
+// # Concurrency
 //
 // A Spec is safe for concurrent reads: Schedule, String and MarshalText may
 // be called by any number of goroutines at once, and the Schedule ranged by

@@ -143,6 +143,8 @@ func With(opts ...retry.Option) Option {
 // "dns:///api.example.com:443". Every attempt of a call asks the Throttle
 // first, as retry.WithThrottle describes; with hedging, every attempt.
 //
+// # What counts
+//
 // What counts as the target's answer: every status but Unavailable,
 // DeadlineExceeded and ResourceExhausted, which are the server failing or
 // shedding load, as is any code Codes retries, and a server's pushback. A
@@ -155,6 +157,8 @@ func With(opts ...retry.Option) Option {
 // of code Unavailable whose error matches retry.ErrThrottled (or
 // retry.ErrOpen, for a Breaker) with errors.Is. For a stream, an attempt
 // counts when it is committed, when the retries end.
+//
+// # Why per target
 //
 // Prefer Throttle and Breaker to With(retry.WithThrottle(…)), which would
 // share one value among all targets and count the overload codes that
