@@ -75,7 +75,9 @@ func (s BreakerState) String() string {
 // request not to retry (a negative RetryAfter: pushback), is a failure. An
 // attempt that ended because the caller's context ended counts as neither,
 // and a probe that ends so gives its slot back, so callers that give up
-// cannot trip the Breaker. Every attempt of a call asks: the first one, each
+// cannot trip the Breaker; so does one that panicked or that Hedge cancelled
+// because another attempt won. A value IfValue rejected is a success. Every
+// attempt of a call asks: the first one, each
 // retry, and each attempt Hedge starts; an outcome reported after the Breaker
 // changed state since its attempt was let through is ignored.
 //
@@ -287,6 +289,12 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 // first (see Breaker): an attempt b does not let through ends the call at
 // once with an *Error that matches ErrOpen. A later WithBreaker replaces an
 // earlier one.
+//
+// Given with a WithThrottle, the Breaker asks first, so that the requests
+// the Throttle counts while the Breaker is open do not make it reject the
+// probes; an attempt the Throttle then rejects gives its Breaker slot back,
+// and a Budget token taken for a retry that is then refused goes back too.
+// The two share one reading of the real clock.
 //
 // WithBreaker panics if b is nil.
 func WithBreaker(b *Breaker) Option {
