@@ -75,8 +75,9 @@ func (s BreakerState) String() string {
 // request not to retry (a negative RetryAfter: pushback), is a failure. An
 // attempt that ended because the caller's context ended counts as neither,
 // and a probe that ends so gives its slot back, so callers that give up
-// cannot trip the Breaker; so does one that panicked or that Hedge cancelled
-// because another attempt won. A value IfValue rejected is a success. Every
+// cannot trip the Breaker. One that panicked, or that Hedge cancelled
+// because another attempt won, counts as neither too. A value IfValue
+// rejected is a success. Every
 // attempt of a call asks: the first one, each
 // retry, and each attempt Hedge starts; an outcome reported after the Breaker
 // changed state since its attempt was let through is ignored.

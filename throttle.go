@@ -46,8 +46,8 @@ var ErrThrottled = errors.New("retry: throttled")
 // or a 503), or with a server's request not to retry (a negative RetryAfter:
 // pushback), is a request without an accept. An attempt that ended because
 // the caller's context ended counts for nothing, so callers that give up
-// cannot raise the probability; so does one that panicked or that Hedge
-// cancelled because another attempt won. A value IfValue rejected is an
+// cannot raise the probability. One that panicked, or that Hedge cancelled
+// because another attempt won, counts for nothing too. A value IfValue rejected is an
 // accept. A request let through is counted when its
 // outcome is known, in the bucket it was let through in; a rejected one at
 // once. So attempts still in flight count against nothing: a burst of
