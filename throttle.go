@@ -106,7 +106,7 @@ const (
 // work on calls that will fail; a higher one lets more through. K = 1 is
 // the most aggressive: any failure makes rejections possible.
 //
-// ThrottleK panics if k is below 1, infinite or NaN.
+// ThrottleK panics if k is below 1, above 1e9 (infinite included) or NaN.
 func ThrottleK(k float64) ThrottleOption {
 	if !(k >= 1) || k > maxK {
 		panic("retry: ThrottleK: K " + strconv.FormatFloat(k, 'g', -1, 64) + " is not between 1 and " + strconv.FormatFloat(maxK, 'g', -1, 64))
