@@ -67,7 +67,7 @@ func TestAllocations(t *testing.T) {
 		{"OnDone", retry.OnDone(func(retry.Outcome) {})},
 		{"MaxElapsed", retry.MaxElapsed(time.Second)},
 		{"MaxRetriesIf", retry.MaxRetriesIf(1, retry.IsTransient)},
-		{"Observe", retry.Observe(lat)},
+		{"WithLatency", retry.WithLatency(lat)},
 		{"WithThrottle", retry.WithThrottle(th)},
 		{"WithBreaker", retry.WithBreaker(br)},
 	}
@@ -133,7 +133,7 @@ func TestAllocations(t *testing.T) {
 			t.Skip("fusion is off (purego): every schedule takes the general path")
 		}
 		opts := []retry.Option{retry.WithClock(allocClock{}), retry.If(func(error) bool { return true }),
-			retry.WithBudget(retry.NewBudget(1, 1<<20)), retry.MaxPushback(time.Second), retry.Observe(retry.NewLatency())}
+			retry.WithBudget(retry.NewBudget(1, 1<<20)), retry.MaxPushback(time.Second), retry.WithLatency(retry.NewLatency())}
 		for _, opts := range [][]retry.Option{opts[:1], opts} {
 			assert.Zero(t, testing.AllocsPerRun(1000, failing(builtIn, 2, opts...)))
 			assert.Zero(t, testing.AllocsPerRun(100, failing(builtIn, 200, opts...)))
@@ -240,7 +240,7 @@ func TestLatencyAllocations(t *testing.T) {
 		l.Record(time.Duration(i) * time.Microsecond)
 		e.Get()
 	}))
-	opts := []retry.Option{retry.Observe(l)}
+	opts := []retry.Option{retry.WithLatency(l)}
 	ok := func(context.Context) (int, error) { return 1, nil }
 	s := retry.Constant(0) // built once, as building a Schedule allocates
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
@@ -280,7 +280,7 @@ func TestHedgeAdaptiveAllocations(t *testing.T) {
 	for range retry.LatWarmup {
 		lat.Record(time.Hour)
 	}
-	opts := []retry.Option{retry.Observe(lat)}
+	opts := []retry.Option{retry.WithLatency(lat)}
 	count := func(s retry.Schedule) float64 {
 		return testing.AllocsPerRun(1000, func() {
 			_, _ = retry.Hedge(context.Background(), s, ok, opts...)

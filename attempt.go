@@ -19,7 +19,7 @@ func doneBefore(ctx context.Context) error {
 // which fn runs.
 type attemptConfig struct {
 	timeout time.Duration // AttemptTimeout's; 0 for none
-	latency *Latency      // Observe's
+	latency *Latency      // WithLatency's
 	clock   Clock         // nil: the real clock
 }
 
@@ -43,7 +43,7 @@ func (a attemptConfig) observe(ctx context.Context, start time.Time) {
 	}
 }
 
-// call makes one attempt, and records its duration for Observe. With a
+// call makes one attempt, and records its duration for WithLatency. With a
 // timeout, fn gets a context that ends after it, released as soon as fn
 // returns; own reports that fn failed after that context, not ctx, ended.
 func call[T any](ctx context.Context, fn func(context.Context) (T, error), a attemptConfig) (v T, err error, own bool) {

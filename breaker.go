@@ -8,36 +8,36 @@ import (
 	"time"
 )
 
-// ErrOpen is the reason of an *Error returned because a Breaker did not let
+// ErrBreakerOpen is the reason of an *Error returned because a Breaker did not let
 // an attempt through: it was open, or half-open with all its probes taken.
-// errors.Is(err, ErrOpen) reports it. The reason also carries, as a
+// errors.Is(err, ErrBreakerOpen) reports it. The reason also carries, as a
 // RetryAfter pushback, how long the Breaker stays open (0 when it is
 // half-open), so that an outer Retry around the call waits at least that
 // long before it tries again.
-var ErrOpen = errors.New("retry: circuit breaker open")
+var ErrBreakerOpen = errors.New("retry: circuit breaker open")
 
-// BreakerState is the state of a Breaker: CircuitClosed, CircuitOpen or
-// CircuitHalfOpen.
+// BreakerState is the state of a Breaker: BreakerClosed, BreakerOpen or
+// BreakerHalfOpen.
 type BreakerState int
 
 const (
-	// CircuitClosed lets every attempt through, and counts their outcomes.
-	CircuitClosed BreakerState = iota
-	// CircuitOpen lets no attempt through, until its open period ends.
-	CircuitOpen
-	// CircuitHalfOpen lets a few probes through; their outcomes close the
+	// BreakerClosed lets every attempt through, and counts their outcomes.
+	BreakerClosed BreakerState = iota
+	// BreakerOpen lets no attempt through, until its open period ends.
+	BreakerOpen
+	// BreakerHalfOpen lets a few probes through; their outcomes close the
 	// Breaker again or open it for longer.
-	CircuitHalfOpen
+	BreakerHalfOpen
 )
 
 // String returns "closed", "open" or "half-open".
 func (s BreakerState) String() string {
 	switch s {
-	case CircuitClosed:
+	case BreakerClosed:
 		return "closed"
-	case CircuitOpen:
+	case BreakerOpen:
 		return "open"
-	case CircuitHalfOpen:
+	case BreakerHalfOpen:
 		return "half-open"
 	}
 	return "BreakerState(" + strconv.Itoa(int(s)) + ")"
@@ -189,7 +189,7 @@ func BreakerProbes(n int) BreakerOption {
 	return BreakerOption{kind: breakerProbes, n: n}
 }
 
-// BreakerOpen returns a BreakerOption that sets the open periods: the k-th
+// BreakerOpenPeriods returns a BreakerOption that sets the open periods: the k-th
 // time in a row the Breaker opens, it stays open for the k-th delay of s,
 // and once s runs out, for its last delay; a schedule without any delay
 // half-opens at once. The count starts again when the Breaker closes. The
@@ -199,9 +199,9 @@ func BreakerProbes(n int) BreakerOption {
 // costs the same however long the streak (for a hand-written s, past 4096
 // open periods in a row, the Breaker keeps the 4096th).
 //
-// BreakerOpen panics if s is nil.
-func BreakerOpen(s Schedule) BreakerOption {
-	mustSchedule("BreakerOpen", s)
+// BreakerOpenPeriods panics if s is nil.
+func BreakerOpenPeriods(s Schedule) BreakerOption {
+	mustSchedule("BreakerOpenPeriods", s)
 	return BreakerOption{kind: breakerOpen, s: s}
 }
 
@@ -288,7 +288,7 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 
 // WithBreaker returns an Option that makes every attempt of the call ask b
 // first (see Breaker): an attempt b does not let through ends the call at
-// once with an *Error that matches ErrOpen. A later WithBreaker replaces an
+// once with an *Error that matches ErrBreakerOpen. A later WithBreaker replaces an
 // earlier one.
 //
 // Given with a WithThrottle, the Breaker asks first, so that the requests
@@ -314,7 +314,7 @@ func WithBreaker(b *Breaker) Option {
 func (b *Breaker) State() BreakerState {
 	b.mustMade("Breaker.State")
 	word := b.state.Load()
-	if _, at := b.w.now(b.clock, nil); BreakerState(word&3) == CircuitOpen && b.left(at) <= 0 {
+	if _, at := b.w.now(b.clock, nil); BreakerState(word&3) == BreakerOpen && b.left(at) <= 0 {
 		if from, to, changed := b.halfOpen(); changed {
 			b.notify(from, to)
 		}
@@ -347,9 +347,9 @@ func (b *Breaker) admit(rd *reading) (breakerTicket, time.Duration, bool) {
 	tick, at := b.w.now(b.clock, rd)
 	word := b.state.Load()
 	switch BreakerState(word & 3) {
-	case CircuitClosed:
+	case BreakerClosed:
 		return breakerTicket{word: word, tick: tick, at: at, stripe: b.w.stripe(), ok: true}, 0, true
-	case CircuitOpen:
+	case BreakerOpen:
 		if left := b.left(at); left > 0 {
 			return breakerTicket{}, left, false
 		}
@@ -367,9 +367,9 @@ func (b *Breaker) probe(tick int64, at time.Duration) (breakerTicket, time.Durat
 	defer b.mu.Unlock()
 	word := b.state.Load()
 	switch BreakerState(word & 3) {
-	case CircuitClosed:
+	case BreakerClosed:
 		return breakerTicket{word: word, tick: tick, at: at, stripe: b.w.stripe(), ok: true}, 0, true
-	case CircuitOpen:
+	case BreakerOpen:
 		return breakerTicket{}, max(b.left(at), 0), false
 	}
 	if b.inflight+b.passed >= b.probes {
@@ -382,7 +382,7 @@ func (b *Breaker) probe(tick int64, at time.Duration) (breakerTicket, time.Durat
 		// generation makes their reports, should they come, count for
 		// nothing, and frees their slots.
 		b.inflight = 0
-		b.set(word, CircuitHalfOpen)
+		b.set(word, BreakerHalfOpen)
 		word = b.state.Load()
 	}
 	b.inflight++
@@ -397,12 +397,12 @@ func (b *Breaker) halfOpen() (from, to BreakerState, changed bool) {
 	defer b.mu.Unlock()
 	word := b.state.Load()
 	_, at := b.w.now(b.clock, nil)
-	if BreakerState(word&3) != CircuitOpen || b.left(at) > 0 {
+	if BreakerState(word&3) != BreakerOpen || b.left(at) > 0 {
 		return 0, 0, false
 	}
 	b.inflight, b.passed, b.probed = 0, 0, at
-	b.set(word, CircuitHalfOpen)
-	return CircuitOpen, CircuitHalfOpen, true
+	b.set(word, BreakerHalfOpen)
+	return BreakerOpen, BreakerHalfOpen, true
 }
 
 // set moves b from the state of word to to, with the next generation, and
@@ -416,7 +416,7 @@ func (b *Breaker) set(word uint64, to BreakerState) {
 // origin, for the streak's next open period. The caller holds b.mu.
 func (b *Breaker) trip(word uint64, at time.Duration) {
 	b.until.Store(int64(addSat(at, b.periods.next())))
-	b.set(word, CircuitOpen)
+	b.set(word, BreakerOpen)
 }
 
 // report counts the outcome v of the attempt that got tk. With
@@ -430,7 +430,7 @@ func (b *Breaker) report(tk breakerTicket, v verdict) {
 			v = failed
 		}
 	}
-	if BreakerState(tk.word&3) == CircuitClosed {
+	if BreakerState(tk.word&3) == BreakerClosed {
 		if v == neither || b.state.Load() != tk.word {
 			return
 		}
@@ -457,7 +457,7 @@ func (b *Breaker) check(word uint64) {
 		return
 	}
 	if b.tripClosed(word, at) {
-		b.notify(CircuitClosed, CircuitOpen)
+		b.notify(BreakerClosed, BreakerOpen)
 	}
 }
 
@@ -492,12 +492,12 @@ func (b *Breaker) settle(word uint64, v verdict) (from, to BreakerState, changed
 		}
 		b.periods.reset()
 		b.w.clear()
-		b.set(word, CircuitClosed)
-		return CircuitHalfOpen, CircuitClosed, true
+		b.set(word, BreakerClosed)
+		return BreakerHalfOpen, BreakerClosed, true
 	case failed:
 		_, at := b.w.now(b.clock, nil)
 		b.trip(word, at)
-		return CircuitHalfOpen, CircuitOpen, true
+		return BreakerHalfOpen, BreakerOpen, true
 	}
 	return 0, 0, false
 }
@@ -520,7 +520,7 @@ func (b *Breaker) notify(from, to BreakerState) {
 // blocks reports whether b is open and will still be open d from now, and
 // for how long it is open.
 func (b *Breaker) blocks(d time.Duration) (time.Duration, bool) {
-	if BreakerState(b.state.Load()&3) != CircuitOpen {
+	if BreakerState(b.state.Load()&3) != BreakerOpen {
 		return 0, false
 	}
 	_, at := b.w.now(b.clock, nil)

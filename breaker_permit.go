@@ -25,7 +25,7 @@ type BreakerPermit struct {
 // itself (a message consumer, a custom transport), with the same rules as
 // an attempt of a call WithBreaker. If b lets it through, Allow returns a
 // permit to report the attempt's outcome with, and a nil error; if not, an
-// error that matches ErrOpen and carries, as a RetryAfter pushback, how
+// error that matches ErrBreakerOpen and carries, as a RetryAfter pushback, how
 // long b stays open (0 if it is half-open with all its probes taken), so
 // that a Retry around the caller waits at least that long.
 //

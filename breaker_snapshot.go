@@ -36,7 +36,7 @@ func (b *Breaker) Snapshot() BreakerSnapshot {
 	tick, at := b.w.now(b.clock, nil)
 	s.Requests, s.Failures = b.w.sum(tick-(windowBuckets-1), tick)
 	s.ConsecutiveFailures = b.consec.Load()
-	if s.State == CircuitOpen {
+	if s.State == BreakerOpen {
 		s.OpenFor = max(b.left(at), 0)
 	}
 	return s

@@ -31,7 +31,7 @@ func (c breakerCalls) call(ctx context.Context, err error) bool {
 	ran := false
 	got := Do(ctx, Delays(), func(context.Context) error { ran = true; return err }, WithBreaker(c.b), WithClock(c.clock))
 	if !ran {
-		require.ErrorIs(c.t, got, ErrOpen)
+		require.ErrorIs(c.t, got, ErrBreakerOpen)
 	}
 	return ran
 }
@@ -53,28 +53,28 @@ func TestBreakerTransitions(t *testing.T) {
 	clock := NewFakeClock(epoch)
 	var got []string
 	b := NewBreaker(BreakerClock(clock), BreakerMinCalls(6), BreakerRatio(0.8),
-		BreakerOpen(Constant(time.Minute)), changes(&got))
+		BreakerOpenPeriods(Constant(time.Minute)), changes(&got))
 	c := breakerCalls{t, b, clock}
 	for range 4 {
 		require.True(t, c.bad())
 	}
 	require.True(t, c.ok())
-	assert.Equal(t, CircuitClosed, b.State(), "5 outcomes: below the minimum")
+	assert.Equal(t, BreakerClosed, b.State(), "5 outcomes: below the minimum")
 	require.True(t, c.bad())
-	assert.Equal(t, CircuitOpen, b.State(), "5 of 6 failed: 0.83 ≥ 0.8")
+	assert.Equal(t, BreakerOpen, b.State(), "5 of 6 failed: 0.83 ≥ 0.8")
 
 	assert.False(t, c.ok(), "open: a success is not let through")
 	assert.False(t, c.bad(), "nor a failure")
 	clock.Advance(59 * time.Second)
-	assert.Equal(t, CircuitOpen, b.State())
+	assert.Equal(t, BreakerOpen, b.State())
 	clock.Advance(time.Second)
-	assert.Equal(t, CircuitHalfOpen, b.State(), "the open period is over")
+	assert.Equal(t, BreakerHalfOpen, b.State(), "the open period is over")
 
 	require.True(t, c.bad(), "the probe")
-	assert.Equal(t, CircuitOpen, b.State(), "a failed probe opens again")
+	assert.Equal(t, BreakerOpen, b.State(), "a failed probe opens again")
 	clock.Advance(time.Minute)
 	require.True(t, c.ok())
-	assert.Equal(t, CircuitClosed, b.State(), "a successful probe closes")
+	assert.Equal(t, BreakerClosed, b.State(), "a successful probe closes")
 	calls, failures := b.counts()
 	assert.Zero(t, calls, "closing empties the window")
 	assert.Zero(t, failures)
@@ -91,25 +91,25 @@ func TestBreakerRatio(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var got []string
 			b := NewBreaker(BreakerRatio(0.6), BreakerMinCalls(3), BreakerWindow(30*time.Second),
-				BreakerProbes(3), BreakerOpen(Constant(90*time.Second)), changes(&got))
+				BreakerProbes(3), BreakerOpenPeriods(Constant(90*time.Second)), changes(&got))
 			c := breakerCalls{t, b, nil}
 			for range 5 {
 				require.True(t, c.ok())
 				require.True(t, c.bad())
 			}
-			assert.Equal(t, CircuitClosed, b.State(), "half of them failed")
+			assert.Equal(t, BreakerClosed, b.State(), "half of them failed")
 			time.Sleep(30 * time.Second) // the window has moved past them all
 			require.True(t, c.bad())
 			require.True(t, c.ok())
-			assert.Equal(t, CircuitClosed, b.State(), "2 outcomes")
+			assert.Equal(t, BreakerClosed, b.State(), "2 outcomes")
 			require.True(t, c.bad())
-			assert.Equal(t, CircuitOpen, b.State(), "2 of 3 failed: 0.67 ≥ 0.6")
+			assert.Equal(t, BreakerOpen, b.State(), "2 of 3 failed: 0.67 ≥ 0.6")
 
 			time.Sleep(90 * time.Second)
-			assert.Equal(t, CircuitHalfOpen, b.State())
+			assert.Equal(t, BreakerHalfOpen, b.State())
 			require.True(t, c.ok())
 			require.True(t, c.ok())
-			assert.Equal(t, CircuitHalfOpen, b.State(), "2 of 3 probes succeeded")
+			assert.Equal(t, BreakerHalfOpen, b.State(), "2 of 3 probes succeeded")
 			release := make(chan struct{})
 			done := make(chan error)
 			go func() {
@@ -119,7 +119,7 @@ func TestBreakerRatio(t *testing.T) {
 			assert.False(t, c.ok(), "over the probes: rejected")
 			close(release)
 			require.NoError(t, <-done)
-			assert.Equal(t, CircuitClosed, b.State())
+			assert.Equal(t, BreakerClosed, b.State())
 			assert.Equal(t, []string{"closed→open", "open→half-open", "half-open→closed"}, got)
 		})
 	})
@@ -129,9 +129,9 @@ func TestBreakerRatio(t *testing.T) {
 		c := breakerCalls{t, b, clock}
 		c.bad()
 		c.ok()
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 		c.bad()
-		assert.Equal(t, CircuitOpen, b.State())
+		assert.Equal(t, BreakerOpen, b.State())
 	})
 	t.Run("failsafe-go 3 of 4 never reached", func(t *testing.T) {
 		clock := NewFakeClock(epoch)
@@ -140,7 +140,7 @@ func TestBreakerRatio(t *testing.T) {
 		for range 20 {
 			c.ok()
 			c.bad()
-			assert.Equal(t, CircuitClosed, b.State())
+			assert.Equal(t, BreakerClosed, b.State())
 		}
 	})
 }
@@ -166,9 +166,9 @@ func TestBreakerWindow(t *testing.T) {
 	c.bad()
 	calls, failures = b.counts()
 	assert.Equal(t, [2]uint64{2, 1}, [2]uint64{calls, failures})
-	assert.Equal(t, CircuitClosed, b.State())
+	assert.Equal(t, BreakerClosed, b.State())
 	c.bad()
-	assert.Equal(t, CircuitOpen, b.State(), "2 of 3 failed")
+	assert.Equal(t, BreakerOpen, b.State(), "2 of 3 failed")
 }
 
 // TestBreakerHalfOpen translates failsafe-go's half-open tests with a
@@ -178,38 +178,38 @@ func TestBreakerWindow(t *testing.T) {
 func TestBreakerHalfOpen(t *testing.T) {
 	open := func(t *testing.T, probes int) (*Breaker, *FakeClock, breakerCalls) {
 		clock := NewFakeClock(epoch)
-		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerProbes(probes), BreakerOpen(Constant(100*time.Millisecond)))
+		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerProbes(probes), BreakerOpenPeriods(Constant(100*time.Millisecond)))
 		c := breakerCalls{t, b, clock}
 		c.bad()
-		require.Equal(t, CircuitOpen, b.State())
+		require.Equal(t, BreakerOpen, b.State())
 		return b, clock, c
 	}
 	t.Run("3 successes close", func(t *testing.T) {
 		b, clock, c := open(t, 3)
 		clock.Advance(100 * time.Millisecond)
 		for range 3 {
-			assert.Equal(t, CircuitHalfOpen, b.State())
+			assert.Equal(t, BreakerHalfOpen, b.State())
 			require.True(t, c.ok())
 		}
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 	})
 	t.Run("one failure opens", func(t *testing.T) {
 		b, clock, c := open(t, 3)
 		clock.Advance(100 * time.Millisecond)
 		c.ok()
 		c.bad()
-		assert.Equal(t, CircuitOpen, b.State())
+		assert.Equal(t, BreakerOpen, b.State())
 	})
 	t.Run("acquire a permit", func(t *testing.T) {
 		b, clock, c := open(t, 1)
 		assert.False(t, c.ok())
 		clock.Advance(110 * time.Millisecond)
 		assert.True(t, c.ok())
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 	})
 	t.Run("no delay left in half-open", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := NewBreaker(BreakerMinCalls(1), BreakerOpen(Constant(time.Second)))
+			b := NewBreaker(BreakerMinCalls(1), BreakerOpenPeriods(Constant(time.Second)))
 			c := breakerCalls{t, b, nil}
 			c.bad()
 			time.Sleep(time.Second)
@@ -222,7 +222,7 @@ func TestBreakerHalfOpen(t *testing.T) {
 			err := Do(t.Context(), Constant(time.Millisecond).Take(1), func(ctx context.Context) error {
 				return Do(ctx, Delays(), func(context.Context) error { return nil }, WithBreaker(b))
 			}, WithClock(outer))
-			assert.ErrorIs(t, err, ErrOpen)
+			assert.ErrorIs(t, err, ErrBreakerOpen)
 			assert.Equal(t, []time.Duration{time.Millisecond}, outer.Sleeps(), "a pushback of 0: the schedule's delay")
 			close(release)
 		})
@@ -234,15 +234,15 @@ func TestBreakerHalfOpen(t *testing.T) {
 // closing starts again from the first.
 func TestBreakerSchedule(t *testing.T) {
 	clock := NewFakeClock(epoch)
-	b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpen(Delays(time.Second, 2*time.Second, 5*time.Second)))
+	b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpenPeriods(Delays(time.Second, 2*time.Second, 5*time.Second)))
 	c := breakerCalls{t, b, clock}
 	openFor := func() time.Duration {
 		t.Helper()
-		require.Equal(t, CircuitOpen, b.State())
+		require.Equal(t, BreakerOpen, b.State())
 		left, open := b.blocks(0)
 		require.True(t, open)
 		clock.Advance(left)
-		require.Equal(t, CircuitHalfOpen, b.State())
+		require.Equal(t, BreakerHalfOpen, b.State())
 		return left
 	}
 	c.bad()
@@ -254,16 +254,16 @@ func TestBreakerSchedule(t *testing.T) {
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 5 * time.Second}, got)
 	got = append(got[:0], openFor())
 	c.ok()
-	require.Equal(t, CircuitClosed, b.State())
+	require.Equal(t, BreakerClosed, b.State())
 	c.bad()
 	got = append(got, openFor())
 	assert.Equal(t, []time.Duration{5 * time.Second, time.Second}, got, "after closing, the first delay again")
 
 	t.Run("an empty schedule half-opens at once", func(t *testing.T) {
-		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpen(Delays()))
+		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpenPeriods(Delays()))
 		c := breakerCalls{t, b, clock}
 		c.bad()
-		assert.Equal(t, CircuitHalfOpen, b.State())
+		assert.Equal(t, BreakerHalfOpen, b.State())
 	})
 	t.Run("the default", func(t *testing.T) {
 		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1))
@@ -304,24 +304,24 @@ func TestBreakerCancelled(t *testing.T) {
 		for range 100 {
 			require.ErrorIs(t, cancelled(t, b, clock), context.Canceled)
 		}
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 		calls, _ := b.counts()
 		assert.Zero(t, calls)
 	})
 	t.Run("a cancelled probe gives its slot back", func(t *testing.T) {
 		clock := NewFakeClock(epoch)
-		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpen(Constant(time.Second)))
+		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpenPeriods(Constant(time.Second)))
 		c := breakerCalls{t, b, clock}
 		c.bad()
 		clock.Advance(time.Second)
 		require.ErrorIs(t, cancelled(t, b, clock), context.Canceled)
-		assert.Equal(t, CircuitHalfOpen, b.State())
+		assert.Equal(t, BreakerHalfOpen, b.State())
 		assert.True(t, c.ok(), "the slot is free again")
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 	})
 	t.Run("a panicking probe gives its slot back", func(t *testing.T) {
 		clock := NewFakeClock(epoch)
-		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpen(Constant(time.Second)))
+		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpenPeriods(Constant(time.Second)))
 		c := breakerCalls{t, b, clock}
 		c.bad()
 		clock.Advance(time.Second)
@@ -329,7 +329,7 @@ func TestBreakerCancelled(t *testing.T) {
 			_ = Do(t.Context(), Constant(0), func(context.Context) error { panic("oops") }, WithBreaker(b), WithClock(clock))
 		})
 		assert.True(t, c.ok())
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 	})
 }
 
@@ -338,7 +338,7 @@ func TestBreakerCancelled(t *testing.T) {
 // was let through counts for nothing.
 func TestBreakerGeneration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBreaker(BreakerMinCalls(2), BreakerProbes(2), BreakerOpen(Constant(time.Second)))
+		b := NewBreaker(BreakerMinCalls(2), BreakerProbes(2), BreakerOpenPeriods(Constant(time.Second)))
 		c := breakerCalls{t, b, nil}
 		release := make(chan struct{})
 		done := make(chan error)
@@ -348,14 +348,14 @@ func TestBreakerGeneration(t *testing.T) {
 		synctest.Wait()
 		c.bad()
 		c.bad()
-		require.Equal(t, CircuitOpen, b.State())
+		require.Equal(t, BreakerOpen, b.State())
 		time.Sleep(time.Second)
 		require.True(t, c.ok(), "the first of 2 probes")
 		close(release)
 		require.NoError(t, <-done)
-		assert.Equal(t, CircuitHalfOpen, b.State(), "the late success is not a probe's")
+		assert.Equal(t, BreakerHalfOpen, b.State(), "the late success is not a probe's")
 		require.True(t, c.ok())
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 	})
 }
 
@@ -410,14 +410,14 @@ func TestBreakerWhatCounts(t *testing.T) {
 func TestBreakerRetries(t *testing.T) {
 	t.Run("open: no wait, no token", func(t *testing.T) {
 		clock := NewFakeClock(epoch)
-		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(2), BreakerOpen(Constant(time.Minute)))
+		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(2), BreakerOpenPeriods(Constant(time.Minute)))
 		budget := NewBudget(0, 10)
 		calls := 0
 		err := Do(t.Context(), Constant(time.Second).Take(10), func(context.Context) error { calls++; return errBoom },
 			WithBreaker(b), WithClock(clock), WithBudget(budget))
 		var e *Error
 		require.ErrorAs(t, err, &e)
-		assert.ErrorIs(t, err, ErrOpen)
+		assert.ErrorIs(t, err, ErrBreakerOpen)
 		assert.ErrorIs(t, err, errBoom)
 		assert.Equal(t, 2, e.Attempts)
 		assert.Equal(t, 2, calls)
@@ -426,7 +426,7 @@ func TestBreakerRetries(t *testing.T) {
 	})
 	t.Run("half-open after the wait: a probe", func(t *testing.T) {
 		clock := NewFakeClock(epoch)
-		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpen(Constant(time.Second)))
+		b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpenPeriods(Constant(time.Second)))
 		calls := 0
 		err := Do(t.Context(), Constant(2*time.Second), func(context.Context) error {
 			if calls++; calls == 1 {
@@ -436,11 +436,11 @@ func TestBreakerRetries(t *testing.T) {
 		}, WithBreaker(b), WithClock(clock))
 		require.NoError(t, err)
 		assert.Equal(t, 2, calls)
-		assert.Equal(t, CircuitClosed, b.State())
+		assert.Equal(t, BreakerClosed, b.State())
 	})
 	t.Run("rejected after the wait: the token goes back", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := NewBreaker(BreakerMinCalls(1), BreakerOpen(Constant(time.Second)))
+			b := NewBreaker(BreakerMinCalls(1), BreakerOpenPeriods(Constant(time.Second)))
 			budget := NewBudget(0, 10)
 			c := breakerCalls{t, b, nil}
 			c.bad() // open for 1s
@@ -453,7 +453,7 @@ func TestBreakerRetries(t *testing.T) {
 			calls := 0
 			err := Do(t.Context(), Constant(time.Millisecond), func(context.Context) error { calls++; return errBoom },
 				WithBreaker(b), WithBudget(budget))
-			assert.ErrorIs(t, err, ErrOpen)
+			assert.ErrorIs(t, err, ErrBreakerOpen)
 			assert.Zero(t, calls)
 			assert.Equal(t, 10.0, budget.Tokens())
 			close(release)
@@ -465,7 +465,7 @@ func TestBreakerRetries(t *testing.T) {
 // open Breaker stopped waits for the rest of the open period.
 func TestBreakerOuterPushback(t *testing.T) {
 	clock := NewFakeClock(epoch)
-	b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpen(Constant(time.Minute)))
+	b := NewBreaker(BreakerClock(clock), BreakerMinCalls(1), BreakerOpenPeriods(Constant(time.Minute)))
 	breakerCalls{t, b, clock}.bad()
 	clock.Advance(15 * time.Second)
 	outer := NewFakeClock(epoch)
@@ -476,7 +476,7 @@ func TestBreakerOuterPushback(t *testing.T) {
 	}, WithClock(outer))
 	assert.Equal(t, []time.Duration{45 * time.Second}, outer.Sleeps())
 	require.Len(t, reasons, 2)
-	assert.ErrorIs(t, reasons[0], ErrOpen)
+	assert.ErrorIs(t, reasons[0], ErrBreakerOpen)
 }
 
 func TestBreakerBadInput(t *testing.T) {
@@ -490,7 +490,7 @@ func TestBreakerBadInput(t *testing.T) {
 		{"min calls 0", "retry: BreakerMinCalls: count 0 is less than 1", func() { BreakerMinCalls(0) }},
 		{"probes 0", "retry: BreakerProbes: count 0 is less than 1", func() { BreakerProbes(0) }},
 		{"window 0", "retry: BreakerWindow: window 0s is not positive", func() { BreakerWindow(0) }},
-		{"nil schedule", "retry: BreakerOpen of a nil Schedule", func() { BreakerOpen(nil) }},
+		{"nil schedule", "retry: BreakerOpenPeriods of a nil Schedule", func() { BreakerOpenPeriods(nil) }},
 		{"nil hook", "retry: OnStateChange: nil function", func() { OnStateChange(nil) }},
 		{"nil Breaker", "retry: WithBreaker: nil Breaker", func() { WithBreaker(nil) }},
 	} {
@@ -504,10 +504,10 @@ func TestBreakerBadInput(t *testing.T) {
 // not the hedge, and a loser Hedge cancels gives its probe slot back.
 func TestBreakerHedge(t *testing.T) {
 	halfOpen := func(t *testing.T, probes int) *Breaker {
-		b := NewBreaker(BreakerMinCalls(1), BreakerProbes(probes), BreakerOpen(Constant(time.Second)))
+		b := NewBreaker(BreakerMinCalls(1), BreakerProbes(probes), BreakerOpenPeriods(Constant(time.Second)))
 		breakerCalls{t, b, nil}.bad()
 		time.Sleep(time.Second)
-		require.Equal(t, CircuitHalfOpen, b.State())
+		require.Equal(t, BreakerHalfOpen, b.State())
 		return b
 	}
 	t.Run("one probe: no hedge", func(t *testing.T) {
@@ -522,7 +522,7 @@ func TestBreakerHedge(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, 7, v)
 			assert.Equal(t, int32(1), calls.Load(), "the hedge was not let through")
-			assert.Equal(t, CircuitClosed, b.State())
+			assert.Equal(t, BreakerClosed, b.State())
 		})
 	})
 	t.Run("a loser gives its slot back", func(t *testing.T) {
@@ -538,14 +538,14 @@ func TestBreakerHedge(t *testing.T) {
 			}, WithBreaker(b))
 			require.NoError(t, err)
 			synctest.Wait()
-			assert.Equal(t, CircuitHalfOpen, b.State(), "1 of 2 probes succeeded, the loser counts for nothing")
+			assert.Equal(t, BreakerHalfOpen, b.State(), "1 of 2 probes succeeded, the loser counts for nothing")
 			assert.True(t, breakerCalls{t, b, nil}.ok(), "its slot is free")
-			assert.Equal(t, CircuitClosed, b.State())
+			assert.Equal(t, BreakerClosed, b.State())
 		})
 	})
 	t.Run("open: no attempt", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			b := NewBreaker(BreakerMinCalls(1), BreakerOpen(Constant(time.Minute)))
+			b := NewBreaker(BreakerMinCalls(1), BreakerOpenPeriods(Constant(time.Minute)))
 			breakerCalls{t, b, nil}.bad()
 			var outcome Outcome
 			_, err := Hedge(t.Context(), Constant(time.Millisecond), func(ctx context.Context) (int, error) {
@@ -554,9 +554,9 @@ func TestBreakerHedge(t *testing.T) {
 			}, WithBreaker(b), OnDone(func(o Outcome) { outcome = o }))
 			var e *Error
 			require.ErrorAs(t, err, &e)
-			assert.ErrorIs(t, err, ErrOpen)
+			assert.ErrorIs(t, err, ErrBreakerOpen)
 			assert.Zero(t, e.Attempts)
-			assert.ErrorIs(t, outcome.Reason, ErrOpen)
+			assert.ErrorIs(t, outcome.Reason, ErrBreakerOpen)
 		})
 	})
 }

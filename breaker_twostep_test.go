@@ -19,7 +19,7 @@ var errDep = errors.New("dependency failed")
 // same transitions as inside Retry.
 func TestBreakerAllow(t *testing.T) {
 	clock := retry.NewFakeClock(epoch)
-	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(4), retry.BreakerOpen(retry.Constant(time.Minute)))
+	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(4), retry.BreakerOpenPeriods(retry.Constant(time.Minute)))
 	for range 2 {
 		p, err := b.Allow()
 		require.NoError(t, err)
@@ -30,9 +30,9 @@ func TestBreakerAllow(t *testing.T) {
 		require.NoError(t, err)
 		p.Failure()
 	}
-	assert.Equal(t, retry.CircuitOpen, b.State(), "2 failures of 4 reach the ratio 0.5")
+	assert.Equal(t, retry.BreakerOpen, b.State(), "2 failures of 4 reach the ratio 0.5")
 	_, err := b.Allow()
-	require.ErrorIs(t, err, retry.ErrOpen)
+	require.ErrorIs(t, err, retry.ErrBreakerOpen)
 	// The pushback: an outer Retry waits out the open period.
 	var waited []time.Duration
 	calls := 0
@@ -47,15 +47,15 @@ func TestBreakerAllow(t *testing.T) {
 	}, retry.WithClock(clock), retry.OnRetry(func(a retry.Attempt) { waited = append(waited, a.Delay) }))
 	assert.Equal(t, []time.Duration{time.Minute}, waited)
 	assert.Equal(t, 2, calls)
-	assert.Equal(t, retry.CircuitHalfOpen, b.State(), "the outer Retry waited the minute on the clock")
+	assert.Equal(t, retry.BreakerHalfOpen, b.State(), "the outer Retry waited the minute on the clock")
 
 	p, err := b.Allow()
 	require.NoError(t, err)
 	_, err = b.Allow()
-	require.ErrorIs(t, err, retry.ErrOpen, "one probe at a time")
+	require.ErrorIs(t, err, retry.ErrBreakerOpen, "one probe at a time")
 	p.Success()
-	assert.Equal(t, retry.CircuitClosed, b.State())
-	assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitClosed}, b.Snapshot(), "closing empties the window")
+	assert.Equal(t, retry.BreakerClosed, b.State())
+	assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerClosed}, b.Snapshot(), "closing empties the window")
 
 	var zero retry.BreakerPermit
 	zero.Success() // reports nothing
@@ -115,7 +115,7 @@ func TestBreakerReport(t *testing.T) {
 			p.Report(ctx, o.err)
 			cancel()
 		}
-		assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitClosed, Requests: 7, Failures: 3, ConsecutiveFailures: 0}, b.Snapshot(),
+		assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerClosed, Requests: 7, Failures: 3, ConsecutiveFailures: 0}, b.Snapshot(),
 			"failures: the retryable error, the refusal and the RetryAfter; the Permanent refusal answered")
 	})
 }
@@ -128,7 +128,7 @@ func TestBreakerForgottenReport(t *testing.T) {
 	clock := retry.NewFakeClock(epoch)
 	var changes []string
 	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerWindow(time.Minute),
-		retry.BreakerOpen(retry.Constant(time.Second)),
+		retry.BreakerOpenPeriods(retry.Constant(time.Second)),
 		retry.OnStateChange(func(from, to retry.BreakerState) { changes = append(changes, from.String()+"→"+to.String()) }))
 	p, err := b.Allow()
 	require.NoError(t, err)
@@ -139,24 +139,24 @@ func TestBreakerForgottenReport(t *testing.T) {
 	for _, d := range []time.Duration{0, time.Second, 58 * time.Second} {
 		clock.Advance(d)
 		_, err = b.Allow()
-		require.ErrorIs(t, err, retry.ErrOpen, "the probe is in flight")
+		require.ErrorIs(t, err, retry.ErrBreakerOpen, "the probe is in flight")
 	}
 	clock.Advance(time.Second) // a window since the probe
 	probe, err := b.Allow()
 	require.NoError(t, err, "the forgotten probe is taken as lost")
 	_, err = b.Allow()
-	require.ErrorIs(t, err, retry.ErrOpen, "one probe again")
+	require.ErrorIs(t, err, retry.ErrBreakerOpen, "one probe again")
 	forgotten.Failure() // late: counts for nothing
-	assert.Equal(t, retry.CircuitHalfOpen, b.State())
+	assert.Equal(t, retry.BreakerHalfOpen, b.State())
 	probe.Success()
-	assert.Equal(t, retry.CircuitClosed, b.State())
+	assert.Equal(t, retry.BreakerClosed, b.State())
 	assert.Equal(t, []string{"closed→open", "open→half-open", "half-open→closed"}, changes)
 }
 
 // TestBreakerSnapshot checks the counts a snapshot shows.
 func TestBreakerSnapshot(t *testing.T) {
 	clock := retry.NewFakeClock(epoch)
-	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(10), retry.BreakerOpen(retry.Constant(time.Minute)))
+	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(10), retry.BreakerOpenPeriods(retry.Constant(time.Minute)))
 	report := func(outcomes ...bool) {
 		for _, ok := range outcomes {
 			p, err := b.Allow()
@@ -168,18 +168,18 @@ func TestBreakerSnapshot(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitClosed}, b.Snapshot())
+	assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerClosed}, b.Snapshot())
 	report(true, false, false, true, false, false, false)
 	p, _ := b.Allow()
 	p.Drop()
-	assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitClosed, Requests: 7, Failures: 5, ConsecutiveFailures: 3}, b.Snapshot())
+	assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerClosed, Requests: 7, Failures: 5, ConsecutiveFailures: 3}, b.Snapshot())
 	report(true, false, false)
-	assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitOpen, Requests: 10, Failures: 7, OpenFor: time.Minute}, b.Snapshot(),
+	assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerOpen, Requests: 10, Failures: 7, OpenFor: time.Minute}, b.Snapshot(),
 		"tripped on the 10th outcome: the count of consecutive failures starts afresh")
 	clock.Advance(20 * time.Second)
 	assert.Equal(t, 40*time.Second, b.Snapshot().OpenFor)
 	clock.Advance(40 * time.Second)
-	assert.Equal(t, retry.BreakerSnapshot{State: retry.CircuitHalfOpen}, b.Snapshot(), "a minute later, the window has slid past them")
+	assert.Equal(t, retry.BreakerSnapshot{State: retry.BreakerHalfOpen}, b.Snapshot(), "a minute later, the window has slid past them")
 }
 
 // TestBreakerSlowCall checks BreakerSlowCall: a dependency that answers
@@ -200,7 +200,7 @@ func TestBreakerSlowCall(t *testing.T) {
 				clock.Advance(latency(r))
 				return nil
 			}, retry.WithBreaker(b), retry.WithClock(clock))
-			if errors.Is(err, retry.ErrOpen) {
+			if errors.Is(err, retry.ErrBreakerOpen) {
 				return calls, clock.Now().Sub(epoch)
 			}
 			require.NoError(t, err)
@@ -231,22 +231,22 @@ func TestBreakerSlowCall(t *testing.T) {
 	t.Run("a slow probe reopens", func(t *testing.T) {
 		clock := retry.NewFakeClock(epoch)
 		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerSlowCall(limit), retry.BreakerMinCalls(1),
-			retry.BreakerOpen(retry.Constant(time.Second)))
+			retry.BreakerOpenPeriods(retry.Constant(time.Second)))
 		p, _ := b.Allow()
 		clock.Advance(limit + 1)
 		p.Success()
-		assert.Equal(t, retry.CircuitOpen, b.State(), "one slow call of one")
+		assert.Equal(t, retry.BreakerOpen, b.State(), "one slow call of one")
 		clock.Advance(time.Second)
 		p, err := b.Allow()
 		require.NoError(t, err)
 		clock.Advance(limit + 1)
 		p.Success()
-		assert.Equal(t, retry.CircuitOpen, b.State())
+		assert.Equal(t, retry.BreakerOpen, b.State())
 		clock.Advance(time.Second)
 		p, _ = b.Allow()
 		clock.Advance(limit) // not slower than the limit
 		p.Success()
-		assert.Equal(t, retry.CircuitClosed, b.State())
+		assert.Equal(t, retry.BreakerClosed, b.State())
 	})
 }
 
@@ -280,7 +280,7 @@ func TestBreakerOpenPeriods(t *testing.T) {
 			}
 		}
 		clock := retry.NewFakeClock(epoch)
-		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpen(linear))
+		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpenPeriods(linear))
 		const n = 2000
 		periods := trips(b, clock, n)
 		for k, d := range periods {
@@ -292,19 +292,19 @@ func TestBreakerOpenPeriods(t *testing.T) {
 		// Closing ends the streak: the next one starts from the first delay.
 		p, _ := b.Allow()
 		p.Success()
-		require.Equal(t, retry.CircuitClosed, b.State())
+		require.Equal(t, retry.BreakerClosed, b.State())
 		assert.Equal(t, []time.Duration{time.Second, 2 * time.Second}, trips(b, clock, 2))
 	})
 	t.Run("built-in", func(t *testing.T) {
 		clock := retry.NewFakeClock(epoch)
 		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1),
-			retry.BreakerOpen(retry.Exponential(time.Second).Take(3)))
+			retry.BreakerOpenPeriods(retry.Exponential(time.Second).Take(3)))
 		assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second},
 			trips(b, clock, 5), "the last delay once the schedule has run out")
 	})
 	t.Run("none", func(t *testing.T) {
 		clock := retry.NewFakeClock(epoch)
-		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpen(retry.Delays()))
+		b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(1), retry.BreakerOpenPeriods(retry.Delays()))
 		assert.Equal(t, []time.Duration{0, 0}, trips(b, clock, 2), "a schedule without delays half-opens at once")
 	})
 }

@@ -13,7 +13,7 @@ import (
 type config struct {
 	clock          Clock // nil: the real clock
 	budget         *Budget
-	latency        *Latency // Observe's
+	latency        *Latency // WithLatency's
 	maxPushback    time.Duration
 	attemptTimeout time.Duration
 	maxElapsed     time.Duration // MaxElapsed's; 0: none

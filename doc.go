@@ -63,7 +63,7 @@
 // long to wait (HTTP Retry-After, gRPC pushback) is heard through RetryAfter
 // and RetryAt, bounded by MaxPushback: a longer wait ends the call with
 // ErrPushbackTooLong. AttemptTimeout bounds each attempt.
-// A Latency, fed by Observe, tracks a dependency's recent latencies, and its
+// A Latency, fed by WithLatency, tracks a dependency's recent latencies, and its
 // Quantile is a Schedule that follows them.
 // The retryhttp package applies all of this to HTTP clients.
 //
@@ -75,11 +75,11 @@
 //
 //	lat := retry.NewLatency()
 //	hedgeAfter := lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Second).Take(1)
-//	v, err := retry.Hedge(ctx, hedgeAfter, fn, retry.Observe(lat))
+//	v, err := retry.Hedge(ctx, hedgeAfter, fn, retry.WithLatency(lat))
 //
 // hedges a call once it has been outstanding for longer than 95% of recent
 // calls took: about 5% more calls to cut the tail. A Budget (WithBudget)
-// caps the extra load; Discard releases the values of attempts that lost.
+// caps the extra load; OnDiscard releases the values of attempts that lost.
 //
 // # Testing
 //
@@ -112,12 +112,12 @@
 //	OnDone          yes     yes     yes     yes           yes
 //	OnHedgeDone     refused refused yes     refused       yes (2)
 //	IfValue         yes     refused refused refused       refused
-//	Discard         yes (3) refused yes     refused       yes
+//	OnDiscard         yes (3) refused yes     refused       yes
 //	MaxRetriesIf    yes     yes     yes (4) yes           yes (4)
 //	MaxElapsed      yes     yes     yes (5) yes           yes (5)
 //	MaxPushback     yes     yes     yes     yes           refused
 //	AttemptTimeout  yes     yes     yes     yes           yes
-//	Observe         yes     yes     yes     yes           yes
+//	WithLatency         yes     yes     yes     yes           yes
 //	WithBudget      yes     yes     yes     yes           yes
 //	WithThrottle    yes     yes     yes     yes           yes
 //	WithBreaker     yes     yes     yes     yes           yes

@@ -26,7 +26,7 @@ var ErrBudgetExhausted = errors.New("retry: budget exhausted")
 // cause), the next wait would end past MaxElapsed (ErrMaxElapsed), a
 // server asked for a wait past MaxPushback or the deadline
 // (ErrPushbackTooLong), a Budget refused the retry (ErrBudgetExhausted), or a Throttle or Breaker
-// did not let an attempt through (ErrThrottled, ErrOpen).
+// did not let an attempt through (ErrThrottled, ErrBreakerOpen).
 //
 // An *Error unwraps to both the reason and the last error, so
 // errors.Is(err, ErrExhausted) and errors.Is(err, yourErr) both hold. Errors

@@ -13,7 +13,7 @@ import (
 // asks the Breaker first, and reports each message's outcome.
 func ExampleBreaker_Allow() {
 	clock := retry.NewFakeClock(epoch)
-	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(4), retry.BreakerOpen(retry.Constant(time.Minute)))
+	b := retry.NewBreaker(retry.BreakerClock(clock), retry.BreakerMinCalls(4), retry.BreakerOpenPeriods(retry.Constant(time.Minute)))
 	handle := func(msg int) error {
 		if msg%2 == 0 {
 			return errors.New("database unavailable")

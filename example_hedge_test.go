@@ -57,7 +57,7 @@ func ExampleHedge_adaptive() {
 			return 0, ctx.Err()
 		}
 		return 42, nil
-	}, retry.Observe(lat))
+	}, retry.WithLatency(lat))
 	fmt.Println(v, err, calls.Load())
 	// Output: 42 <nil> 2
 }
@@ -71,7 +71,7 @@ func ExampleHedge_fakeClock() {
 	// Output: 42 <nil> []
 }
 
-func ExampleDiscard() {
+func ExampleOnDiscard() {
 	// Values that hold resources: close the body of every response that
 	// lost the race.
 	type response struct{ body io.ReadCloser }
@@ -83,7 +83,7 @@ func ExampleDiscard() {
 			<-ctx.Done() // this one loses, yet answers anyway
 		}
 		return &response{body: closer{fmt.Sprint("body ", n), closed}}, nil
-	}, retry.Discard(func(r *response) { r.body.Close() }))
+	}, retry.OnDiscard(func(r *response) { r.body.Close() }))
 	if err != nil {
 		fmt.Println(err)
 		return

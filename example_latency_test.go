@@ -51,14 +51,14 @@ func ExampleLatency_Quantile() {
 	// 198ms
 }
 
-func ExampleObserve() {
+func ExampleWithLatency() {
 	lat := retry.NewLatency()
 	clock := retry.NewFakeClock(epoch)
 	call := func(ctx context.Context) error {
 		return clock.Sleep(ctx, 30*time.Millisecond) // an attempt that takes 30 ms
 	}
 	for range 100 {
-		_ = retry.Do(context.Background(), policy, call, retry.Observe(lat), retry.WithClock(clock))
+		_ = retry.Do(context.Background(), policy, call, retry.WithLatency(lat), retry.WithClock(clock))
 	}
 	for d := range lat.Quantile(0.5).Take(1) {
 		fmt.Println(d.Round(time.Millisecond))

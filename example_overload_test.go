@@ -56,7 +56,7 @@ func ExampleNewBreaker() {
 		retry.BreakerMinCalls(4), // once there are at least 4,
 		retry.BreakerWindow(time.Minute),
 		retry.BreakerProbes(1), // and lets 1 probe through when half-open;
-		retry.BreakerOpen(retry.Exponential(5*time.Second).Cap(2*time.Minute)), // open 5s, then 10s, …
+		retry.BreakerOpenPeriods(retry.Exponential(5*time.Second).Cap(2*time.Minute)), // open 5s, then 10s, …
 		retry.BreakerClock(clock),
 		retry.OnStateChange(func(from, to retry.BreakerState) { fmt.Println("breaker:", from, "→", to) }),
 	)
@@ -66,7 +66,7 @@ func ExampleNewBreaker() {
 	}
 	// The fourth failure opens the breaker: the call stops at once.
 	err := call(errUnavailable)
-	fmt.Println(errors.Is(err, retry.ErrOpen), breaker.State())
+	fmt.Println(errors.Is(err, retry.ErrBreakerOpen), breaker.State())
 	// Open: no attempt is made, and no wait.
 	err = call(nil)
 	var e *retry.Error

@@ -129,9 +129,9 @@ func ExampleIsTransient_values() {
 	// unknown: false
 }
 
-func ExampleParseSource() {
+func ExampleParseWithSource() {
 	// A seeded source makes a parsed schedule's jitter repeatable.
-	s, err := retry.ParseSource("exponential(100ms).cap(2s).fulljitter.take(4)", rand.NewPCG(1, 2))
+	s, err := retry.ParseWithSource("exponential(100ms).cap(2s).fulljitter.take(4)", rand.NewPCG(1, 2))
 	if err != nil {
 		panic(err)
 	}

@@ -45,7 +45,7 @@ func ExampleBreakerLogger() {
 	}))
 	clock := retry.NewFakeClock(epoch)
 	breaker := retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerClock(clock),
-		retry.BreakerOpen(retry.Constant(10*time.Second)), retry.BreakerLogger(logger, "payments"))
+		retry.BreakerOpenPeriods(retry.Constant(10*time.Second)), retry.BreakerLogger(logger, "payments"))
 	fail := func(context.Context) error { return errors.New("timeout") }
 	for range 2 {
 		_ = retry.Do(context.Background(), retry.Delays(), fail, retry.WithBreaker(breaker), retry.WithClock(clock))

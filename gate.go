@@ -88,9 +88,9 @@ func (g gate) abort(p *pass) {
 }
 
 // openError is the reason of a call that a Breaker open for left more did
-// not let through: ErrOpen, with left as a pushback for an outer Retry.
+// not let through: ErrBreakerOpen, with left as a pushback for an outer Retry.
 //
 //go:noinline
 func openError(left time.Duration) error {
-	return &pushbackError{err: ErrOpen, delay: max(left, 0)}
+	return &pushbackError{err: ErrBreakerOpen, delay: max(left, 0)}
 }

@@ -18,7 +18,7 @@ import (
 func TestGatedCall(t *testing.T) {
 	run := func(general bool) []string {
 		clock := NewFakeClock(epoch)
-		br := NewBreaker(BreakerClock(clock), BreakerMinCalls(4), BreakerOpen(Constant(time.Second)))
+		br := NewBreaker(BreakerClock(clock), BreakerMinCalls(4), BreakerOpenPeriods(Constant(time.Second)))
 		th := NewThrottle(ThrottleClock(clock), ThrottleK(8), ThrottleRand(rand.NewPCG(1, 2)))
 		lim := NewLimiter(LimiterClock(clock))
 		opts := []Option{WithBreaker(br), WithThrottle(th), WithLimiter(lim), WithClock(clock)}

@@ -238,7 +238,7 @@ func (h *hedge[T]) keep(opts []Option) {
 }
 
 // releaseOf returns the function that releases dropped values for the
-// Discard options in opts, checked by checkOptions, or nil.
+// OnDiscard options in opts, checked by checkOptions, or nil.
 func releaseOf[T any](opts []Option) func(T) {
 	var release func(T)
 	for _, o := range opts {

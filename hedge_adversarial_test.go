@@ -204,7 +204,7 @@ func TestHedgePanicsAndExits(t *testing.T) {
 					}
 					<-ctx.Done()
 					return 0, ctx.Err()
-				}, Discard(r.release), OnRetry(func(a Attempt) {
+				}, OnDiscard(r.release), OnRetry(func(a Attempt) {
 					if a.Number == 2 {
 						close(gate1)
 						synctest.Wait()
@@ -371,7 +371,7 @@ func TestHedgeContextEnds(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 			defer cancel()
 			r := newReplicas(replica{lat: time.Hour, deaf: true})
-			_, err := Hedge(ctx, Constant(0).Take(0), r.fn, Discard(r.release))
+			_, err := Hedge(ctx, Constant(0).Take(0), r.fn, OnDiscard(r.release))
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Equal(t, 30*time.Millisecond, time.Since(r.t0))
 			time.Sleep(time.Hour)
@@ -497,7 +497,7 @@ func TestHedgeSharedBudgetAndLatency(t *testing.T) {
 						case <-ctx.Done():
 							return 0, ctx.Err()
 						}
-					}, WithBudget(b), Observe(lat))
+					}, WithBudget(b), WithLatency(lat))
 					if err != nil || v != 1 {
 						t.Errorf("%v, %v", v, err)
 					}
@@ -536,7 +536,7 @@ func TestHedgeDiscardRaces(t *testing.T) {
 				k := int(calls.Add(1))
 				time.Sleep(lats[k-1])
 				return k, nil
-			}, Discard(func(k int) {
+			}, OnDiscard(func(k int) {
 				mu.Lock()
 				released = append(released, k)
 				mu.Unlock()
@@ -571,7 +571,7 @@ func TestHedgeAttemptTimeoutInterplay(t *testing.T) {
 	t.Run("an attempt that ignores its timeout is raced by the hedges", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := newReplicas(replica{lat: time.Hour, deaf: true}, replica{lat: 5 * time.Millisecond})
-			v, err := Hedge(t.Context(), Constant(50*time.Millisecond).Take(1), r.fn, AttemptTimeout(10*time.Millisecond), Discard(r.release))
+			v, err := Hedge(t.Context(), Constant(50*time.Millisecond).Take(1), r.fn, AttemptTimeout(10*time.Millisecond), OnDiscard(r.release))
 			require.NoError(t, err)
 			assert.Equal(t, 2, v)
 			assert.Equal(t, 55*time.Millisecond, time.Since(r.t0))

@@ -66,7 +66,7 @@ func BenchmarkHedge(b *testing.B) {
 			lat.Record(time.Second)
 		}
 		s := lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Second).Take(1)
-		opts := []retry.Option{retry.Observe(lat)}
+		opts := []retry.Option{retry.WithLatency(lat)}
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := retry.Hedge(ctx, s, ok, opts...); err != nil {
@@ -79,7 +79,7 @@ func BenchmarkHedge(b *testing.B) {
 		// fused, costs the same.
 		lat := retry.NewLatency()
 		s := retry.Constant(time.Second).Take(1)
-		opts := []retry.Option{retry.Observe(lat)}
+		opts := []retry.Option{retry.WithLatency(lat)}
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := retry.Hedge(ctx, s, ok, opts...); err != nil {
@@ -94,14 +94,14 @@ func BenchmarkHedge(b *testing.B) {
 		s := retry.Constant(time.Second).Take(2)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := retry.Hedge(ctx, s, ok, retry.Observe(lat), retry.WithBudget(budget)); err != nil {
+			if _, err := retry.Hedge(ctx, s, ok, retry.WithLatency(lat), retry.WithBudget(budget)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("impl=hedge-options", func(b *testing.B) {
 		s := retry.Constant(time.Second).Take(2)
-		opts := []retry.Option{retry.If(retry.IsTransient), retry.OnRetry(func(retry.Attempt) {}), retry.WithBudget(retry.NewBudget(0.1, 10)), retry.Discard(func(int) {})}
+		opts := []retry.Option{retry.If(retry.IsTransient), retry.OnRetry(func(retry.Attempt) {}), retry.WithBudget(retry.NewBudget(0.1, 10)), retry.OnDiscard(func(int) {})}
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := retry.Hedge(ctx, s, ok, opts...); err != nil {

@@ -190,7 +190,7 @@ func TestHedgeFailsafeGo(t *testing.T) {
 				_, err := Hedge(t.Context(), s, func(ctx context.Context) (int, error) {
 					time.Sleep(5 * ms)
 					return 1, nil
-				}, Observe(lat), OnRetry(func(Attempt) { hooks.Add(1) }))
+				}, WithLatency(lat), OnRetry(func(Attempt) { hooks.Add(1) }))
 				require.NoError(t, err)
 			}
 			assert.Zero(t, hooks.Load())
@@ -204,7 +204,7 @@ func TestHedgeFailsafeGo(t *testing.T) {
 				_, err := Hedge(t.Context(), s, func(ctx context.Context) (int, error) {
 					time.Sleep(5 * ms)
 					return 1, nil
-				}, Observe(lat))
+				}, WithLatency(lat))
 				require.NoError(t, err)
 			}
 			var calls atomic.Int32
@@ -219,7 +219,7 @@ func TestHedgeFailsafeGo(t *testing.T) {
 				case <-ctx.Done():
 					return 0, ctx.Err()
 				}
-			}, Observe(lat))
+			}, WithLatency(lat))
 			require.NoError(t, err)
 			assert.Equal(t, 2, v, "the hedge, started at the p95, wins")
 			assert.Equal(t, latValue(latBucket(5*ms)), time.Since(t0))
@@ -284,7 +284,7 @@ func TestHedgePolly(t *testing.T) {
 					time.Sleep(24 * time.Hour)
 				}
 				return n, nil
-			}, Discard(l.released))
+			}, OnDiscard(l.released))
 			require.NoError(t, err)
 			assert.Equal(t, 2, v)
 			time.Sleep(48 * time.Hour)

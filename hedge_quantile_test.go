@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestHedgeRateAtQuantile checks that hedging after the p95 that Observe
+// TestHedgeRateAtQuantile checks that hedging after the p95 that WithLatency
 // tracks sends a hedge on 5% of calls, as the quantile promises: real Hedge
 // calls, one after another under testing/synctest, each with one hedge at
 // lat.Quantile(0.95), whose attempts take latencies drawn from a seeded
 // lognormal or Pareto distribution and return early when cancelled. Before
-// Observe recorded the losers, the estimate settled below the true p95 and
+// WithLatency recorded the losers, the estimate settled below the true p95 and
 // 6.1% (lognormal) and 11.1% (Pareto) of calls hedged.
 //
 // The rate is counted after the tracker has filled its three windows with
@@ -50,7 +50,7 @@ func TestHedgeRateAtQuantile(t *testing.T) {
 							return 0, ctx.Err()
 						}
 					}
-					if _, err := Hedge(t.Context(), s, fn, Observe(lat)); err != nil {
+					if _, err := Hedge(t.Context(), s, fn, WithLatency(lat)); err != nil {
 						t.Fatal(err)
 					}
 					synctest.Wait() // the loser has returned, and been recorded

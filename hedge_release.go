@@ -1,7 +1,7 @@
 package retry
 
 // The end of a Hedge call: it stops its attempts, and releases the losers'
-// values (Discard) as their goroutines finish.
+// values (OnDiscard) as their goroutines finish.
 
 import (
 	"context"

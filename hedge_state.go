@@ -32,7 +32,7 @@ type hedge[T any] struct {
 	// Set before the first attempt starts, then only read.
 	ctx     context.Context // the caller's, kept for the yield function, which has no other way to reach it
 	fn      func(context.Context) (T, error)
-	release func(T) // Discard's, or nil
+	release func(T) // OnDiscard's, or nil
 	cfg     config
 	gate    gate            // WithThrottle's and WithBreaker's
 	actx    context.Context // the attempts' context, derived from ctx

@@ -34,7 +34,7 @@ type replicas struct {
 	mu       sync.Mutex
 	starts   []time.Duration // by attempt, since t0
 	causes   map[int]error   // context.Cause of the attempts that saw their context end
-	released []int           // values passed to Discard
+	released []int           // values passed to OnDiscard
 	calls    atomic.Int32
 }
 
@@ -292,7 +292,7 @@ func TestHedgeTiming(t *testing.T) {
 func TestHedgeDeafLoser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newReplicas(replica{lat: time.Second, deaf: true}, replica{lat: 10 * time.Millisecond})
-		v, err := Hedge(t.Context(), Constant(50*time.Millisecond).Take(1), r.fn, Discard(r.release))
+		v, err := Hedge(t.Context(), Constant(50*time.Millisecond).Take(1), r.fn, OnDiscard(r.release))
 		require.NoError(t, err)
 		assert.Equal(t, 2, v)
 		assert.Equal(t, 60*time.Millisecond, time.Since(r.t0))
@@ -312,7 +312,7 @@ func TestHedgeDiscard(t *testing.T) {
 			r := newReplicas(replica{lat: 20 * time.Millisecond, deaf: true}, replica{lat: 10 * time.Millisecond},
 				replica{lat: 30 * time.Millisecond, deaf: true, err: errBoom})
 			var again []int
-			v, err := Hedge(t.Context(), Constant(0).Take(2), r.fn, Discard(r.release), Discard(func(v int) {
+			v, err := Hedge(t.Context(), Constant(0).Take(2), r.fn, OnDiscard(r.release), OnDiscard(func(v int) {
 				r.mu.Lock()
 				again = append(again, v)
 				r.mu.Unlock()
@@ -323,13 +323,13 @@ func TestHedgeDiscard(t *testing.T) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			assert.Equal(t, []int{1}, r.released)
-			assert.Equal(t, []int{1}, again, "every Discard runs, one after the other")
+			assert.Equal(t, []int{1}, again, "every OnDiscard runs, one after the other")
 		})
 	})
 	t.Run("a success that comes after Hedge gave up", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := newReplicas(replica{lat: 20 * time.Millisecond, deaf: true}, replica{lat: 10 * time.Millisecond, err: Permanent(errRejected)})
-			_, err := Hedge(t.Context(), Constant(0).Take(1), r.fn, Discard(r.release))
+			_, err := Hedge(t.Context(), Constant(0).Take(1), r.fn, OnDiscard(r.release))
 			assert.Same(t, errRejected, err)
 			time.Sleep(time.Second)
 			r.mu.Lock()
@@ -339,11 +339,11 @@ func TestHedgeDiscard(t *testing.T) {
 	})
 	t.Run("the wrong type panics at the call", func(t *testing.T) {
 		calls := 0
-		assert.PanicsWithValue(t, "retry: Hedge: Discard's function is a func(string), not a func(int)", func() {
-			_, _ = Hedge(t.Context(), Constant(0), func(context.Context) (int, error) { calls++; return 0, nil }, Discard(func(string) {}))
+		assert.PanicsWithValue(t, "retry: Hedge: OnDiscard's function is a func(string), not a func(int)", func() {
+			_, _ = Hedge(t.Context(), Constant(0), func(context.Context) (int, error) { calls++; return 0, nil }, OnDiscard(func(string) {}))
 		})
 		assert.Zero(t, calls)
-		assert.PanicsWithValue(t, "retry: Discard: nil function", func() { Discard[int](nil) })
+		assert.PanicsWithValue(t, "retry: OnDiscard: nil function", func() { OnDiscard[int](nil) })
 	})
 }
 
@@ -369,7 +369,7 @@ func TestHedgeObserve(t *testing.T) {
 		// slow and loses to the third, started 50 ms later, which wins
 		// after 30 ms, at 90 ms: the loser is cancelled having run 80 ms.
 		r := newReplicas(replica{lat: 10 * time.Millisecond, err: errBoom}, replica{lat: time.Hour}, replica{lat: 30 * time.Millisecond})
-		_, err := Hedge(t.Context(), Delays(time.Hour, 50*time.Millisecond), r.fn, Observe(lat))
+		_, err := Hedge(t.Context(), Delays(time.Hour, 50*time.Millisecond), r.fn, WithLatency(lat))
 		require.NoError(t, err)
 		synctest.Wait()
 		var c [latBuckets]uint16
@@ -396,7 +396,7 @@ func TestHedgeObserve(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 				return 1, ctx.Err()
 			}
-			v, err := Hedge(ctx, Constant(10*time.Millisecond).Take(1), fn, Observe(lat))
+			v, err := Hedge(ctx, Constant(10*time.Millisecond).Take(1), fn, WithLatency(lat))
 			require.NoError(t, err)
 			assert.Equal(t, 2, v)
 			cancel()
@@ -413,7 +413,7 @@ func TestHedgeObserve(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 			defer cancel()
 			r := newReplicas(replica{lat: time.Hour})
-			_, err := Hedge(ctx, Constant(10*time.Millisecond).Take(1), r.fn, Observe(lat))
+			_, err := Hedge(ctx, Constant(10*time.Millisecond).Take(1), r.fn, WithLatency(lat))
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			synctest.Wait()
 			var c [latBuckets]uint16
@@ -700,7 +700,7 @@ type hedgeOutcome struct {
 // delays and deadlines, in a synctest bubble, and checks it against
 // hedgeModel: the same attempts at the same instants, the same result at
 // the same instant, never a loser's value, every success that lost passed
-// to Discard exactly once, and nothing left running (synctest.Test fails
+// to OnDiscard exactly once, and nothing left running (synctest.Test fails
 // if a goroutine of the bubble is stuck; goleak checks the rest).
 func TestHedgeProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -743,7 +743,7 @@ func TestHedgeProperty(t *testing.T) {
 				defer cancel()
 			}
 			rs := newReplicas(script...)
-			v, err := Hedge(ctx, Delays(delays...), rs.fn, Discard(rs.release))
+			v, err := Hedge(ctx, Delays(delays...), rs.fn, OnDiscard(rs.release))
 			at := time.Since(rs.t0)
 			assert.Equal(t, want.at, at, "%s: when Hedge returned", name)
 			switch want.kind {

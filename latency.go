@@ -52,7 +52,7 @@ const (
 
 // A Latency tracks the recent latencies of a dependency, so that a delay can
 // follow them: Quantile turns it into a Schedule (for Hedge, a delay that
-// follows the observed p95), and the Observe option records the duration of
+// follows the observed p95), and the WithLatency option records the duration of
 // every attempt of a Hedge, Retry or Do call in it. Record adds a duration
 // measured elsewhere.
 //

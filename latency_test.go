@@ -270,7 +270,7 @@ func TestLatencyPanics(t *testing.T) {
 		assert.PanicsWithValue(t, "retry: Quantile: q "+ftoa(q)+" is not in (0, 1)", func() { l.Quantile(q) })
 	}
 	assert.PanicsWithValue(t, "retry: Quantile of a nil Latency", func() { (*Latency)(nil).Quantile(0.5) })
-	assert.PanicsWithValue(t, "retry: Observe: nil Latency", func() { Observe(nil) })
+	assert.PanicsWithValue(t, "retry: WithLatency: nil Latency", func() { WithLatency(nil) })
 }
 
 // TestObserveRetry checks what Retry and Do record: every attempt that
@@ -283,10 +283,10 @@ func TestObserveRetry(t *testing.T) {
 	t.Run("every attempt, successes and failures", func(t *testing.T) {
 		l := NewLatency()
 		calls := 0
-		_, err := Retry(t.Context(), Constant(0).Take(5), script(&calls, errBoom, errBoom), Observe(l), WithClock(&countingClock{}))
+		_, err := Retry(t.Context(), Constant(0).Take(5), script(&calls, errBoom, errBoom), WithLatency(l), WithClock(&countingClock{}))
 		require.NoError(t, err)
 		assert.Equal(t, uint64(3), held(l))
-		require.NoError(t, Do(t.Context(), Constant(0), func(context.Context) error { return nil }, Observe(l)))
+		require.NoError(t, Do(t.Context(), Constant(0), func(context.Context) error { return nil }, WithLatency(l)))
 		assert.Equal(t, uint64(4), held(l))
 	})
 	t.Run("on the call's clock", func(t *testing.T) {
@@ -295,14 +295,14 @@ func TestObserveRetry(t *testing.T) {
 		for range latWarmup {
 			require.NoError(t, Do(t.Context(), Constant(0), func(ctx context.Context) error {
 				return clock.Sleep(ctx, 30*time.Millisecond)
-			}, Observe(l), WithClock(clock)))
+			}, WithLatency(l), WithClock(clock)))
 		}
 		assert.Equal(t, latValue(latBucket(30*time.Millisecond)), firstDelay(t, l.Quantile(0.5)))
 	})
 	t.Run("not an attempt cut short by the caller", func(t *testing.T) {
 		l := NewLatency()
 		ctx, cancel := context.WithCancel(t.Context())
-		err := Do(ctx, Constant(0), func(context.Context) error { cancel(); return errBoom }, Observe(l))
+		err := Do(ctx, Constant(0), func(context.Context) error { cancel(); return errBoom }, WithLatency(l))
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.Zero(t, held(l))
 	})
@@ -316,7 +316,7 @@ func TestObserveRetry(t *testing.T) {
 				return ctx.Err()
 			}
 			return nil
-		}, Observe(l), AttemptTimeout(time.Millisecond))
+		}, WithLatency(l), AttemptTimeout(time.Millisecond))
 		require.NoError(t, err)
 		assert.Equal(t, uint64(2), held(l))
 	})
@@ -346,11 +346,11 @@ func FuzzLatencyBucket(f *testing.F) {
 }
 
 // TestLatencyUnderHedging models what not recording the losers of hedged
-// calls (as Observe did before it recorded them) does to the estimate that
+// calls (as WithLatency did before it recorded them) does to the estimate that
 // sets the hedge delay, in a simulation of sequential calls with one hedge
 // at the estimated p95: the slowest first attempts are the ones cancelled,
 // so the estimate settles below the true p95 and more calls hedge.
-// Recording each loser's running time as a lower bound, as Observe now
+// Recording each loser's running time as a lower bound, as WithLatency now
 // does, is shown for comparison (TestHedgeRateAtQuantile checks it on real
 // Hedge calls).
 func TestLatencyUnderHedging(t *testing.T) {

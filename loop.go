@@ -149,7 +149,7 @@ type loop[T any] struct {
 	out    error                            // the result, once done
 	done   bool                             // the call has its result
 
-	// Discard's, with IfValue (nil without), and whether v is a value
+	// OnDiscard's, with IfValue (nil without), and whether v is a value
 	// IfValue rejected, to release if another attempt follows.
 	release  func(T)
 	rejected bool

@@ -7,7 +7,7 @@ import (
 
 // An Option configures one Retry, Do or Hedge call. Options are made only by
 // this package (WithClock, If, OnRetry, OnDone, WithBudget, MaxPushback,
-// AttemptTimeout, MaxElapsed, IfValue, MaxRetriesIf, Observe, Discard,
+// AttemptTimeout, MaxElapsed, IfValue, MaxRetriesIf, WithLatency, OnDiscard,
 // WithThrottle, WithBreaker, WithLogger, WithLimiter);
 // the zero Option does nothing. Options are plain values: they can be built
 // once and shared by any number of calls and goroutines, and building one at
@@ -23,7 +23,7 @@ type Option struct {
 	d     time.Duration // MaxPushback, AttemptTimeout, MaxElapsed
 	n     int           // MaxRetriesIf
 	clock Clock         // WithClock
-	ref   any           // If, MaxRetriesIf: func(error) bool; OnRetry: func(Attempt); OnDone: func(Outcome); WithBudget: *Budget; Observe: *Latency; Discard: func(T); IfValue: func(T) bool; WithThrottle: *Throttle; WithBreaker: *Breaker; WithLogger: logFunc; WithLimiter: *Limiter
+	ref   any           // If, MaxRetriesIf: func(error) bool; OnRetry: func(Attempt); OnDone: func(Outcome); WithBudget: *Budget; WithLatency: *Latency; OnDiscard: func(T); IfValue: func(T) bool; WithThrottle: *Throttle; WithBreaker: *Breaker; WithLogger: logFunc; WithLimiter: *Limiter
 }
 
 type optionKind uint8
@@ -110,7 +110,7 @@ func AttemptTimeout(d time.Duration) Option {
 	return Option{kind: attemptTimeoutOption, d: d}
 }
 
-// Observe returns an Option that records the duration of every attempt of
+// WithLatency returns an Option that records the duration of every attempt of
 // the call in lat, measured on the call's clock (see WithClock): successes
 // and failures alike, including an attempt cut short by its own
 // AttemptTimeout (recorded as about the timeout, a lower bound of its
@@ -120,13 +120,13 @@ func AttemptTimeout(d time.Duration) Option {
 // the slow attempts, would make Quantile's estimate, and so a hedge delay
 // read from it, too low, and too many calls hedge. An attempt that returns
 // after the caller's context ended is not recorded: its duration says
-// nothing about the dependency. A later Observe replaces an earlier one.
+// nothing about the dependency. A later WithLatency replaces an earlier one.
 // Recording allocates nothing; it reads the clock twice per attempt.
 //
-// Observe panics if lat is nil.
-func Observe(lat *Latency) Option {
+// WithLatency panics if lat is nil.
+func WithLatency(lat *Latency) Option {
 	if lat == nil {
-		panic("retry: Observe: nil Latency")
+		panic("retry: WithLatency: nil Latency")
 	}
 	return Option{kind: observeOption, ref: lat}
 }
@@ -181,7 +181,7 @@ func MaxRetriesIf(n int, match func(error) bool) Option {
 	return Option{kind: maxRetriesIfOption, n: n, ref: match}
 }
 
-// Discard returns an Option that makes Hedge, or Retry, pass release every
+// OnDiscard returns an Option that makes Hedge, or Retry, pass release every
 // value it drops, so that values holding resources (an *http.Response, a
 // connection) are released: in Hedge, the value of each attempt that
 // succeeded but lost, because another attempt had already won or Hedge had
@@ -191,14 +191,14 @@ func MaxRetriesIf(n int, match func(error) bool) Option {
 // not return). Each value is passed once: in Hedge on the goroutine of the
 // attempt that made it or on Hedge's, possibly after Hedge has returned and
 // concurrently with other calls of release; in Retry on its goroutine,
-// before the next attempt. Several Discard options all run, in the order
+// before the next attempt. Several OnDiscard options all run, in the order
 // given.
 //
-// Discard panics if release is nil. Retry and Hedge panic if T is not the
-// type of their function's value, and Do panics if given a Discard.
-func Discard[T any](release func(T)) Option {
+// OnDiscard panics if release is nil. Retry and Hedge panic if T is not the
+// type of their function's value, and Do panics if given a OnDiscard.
+func OnDiscard[T any](release func(T)) Option {
 	if release == nil {
-		panic("retry: Discard: nil function")
+		panic("retry: OnDiscard: nil function")
 	}
 	return Option{kind: discardOption, ref: release}
 }

@@ -27,7 +27,7 @@ func (e entry) String() string {
 }
 
 // checkOptions panics if e does not take one of opts, or if an option about
-// fn's value (IfValue, Discard) does not take a T. It runs on every call with
+// fn's value (IfValue, OnDiscard) does not take a T. It runs on every call with
 // an option the flat loop does not handle, before the context is looked at,
 // so misuse shows on the first call; it allocates nothing unless it panics.
 func checkOptions[T any](e entry, opts []Option) {
@@ -45,7 +45,7 @@ func checkOptions[T any](e entry, opts []Option) {
 				refuse(e, o)
 			}
 			if f, ok := o.ref.(func(T)); !ok {
-				panic(fmt.Sprintf("retry: %v: Discard's function is a %T, not a %T", e, o.ref, f))
+				panic(fmt.Sprintf("retry: %v: OnDiscard's function is a %T, not a %T", e, o.ref, f))
 			}
 		case hedgeDoneOption:
 			if e != entryHedge {
@@ -69,14 +69,14 @@ func refuse(e entry, o Option) {
 			why = "IfValue is not supported; use it with Retry, or return an error for a value to retry"
 		}
 	case discardOption:
-		why = "Discard has no value to discard; use it with Retry or Hedge"
+		why = "OnDiscard has no value to discard; use it with Retry or Hedge"
 	case hedgeDoneOption:
 		why = "OnHedgeDone reports on Hedge calls only; use OnDone"
 	}
 	panic("retry: " + e.String() + ": " + why)
 }
 
-// ReleasesValues reports whether o was made by Discard: an option about the
+// ReleasesValues reports whether o was made by OnDiscard: an option about the
 // values a call drops, which Retry (with IfValue) and Hedge have. Adapters
 // whose calls never drop a value use it to refuse such an option when they
 // are built. It allocates nothing.

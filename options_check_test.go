@@ -37,12 +37,12 @@ type optionRow struct {
 // be added without deciding what each entry point does with it.
 var optionRows = map[string]optionRow{
 	"AttemptTimeout": {make: func(bool) retry.Option { return retry.AttemptTimeout(time.Second) }},
-	"Discard": {
+	"OnDiscard": {
 		make: func(forHTTP bool) retry.Option {
 			if forHTTP {
-				return retry.Discard(func(*http.Response) {})
+				return retry.OnDiscard(func(*http.Response) {})
 			}
-			return retry.Discard(func(string) {})
+			return retry.OnDiscard(func(string) {})
 		},
 		refused: []string{"Do", "NewTransport", "NewClient"},
 	},
@@ -62,7 +62,7 @@ var optionRows = map[string]optionRow{
 		refused: []string{"NewHedgingTransport"},
 	},
 	"MaxRetriesIf": {make: func(bool) retry.Option { return retry.MaxRetriesIf(1, retry.IsTransient) }},
-	"Observe":      {make: func(bool) retry.Option { return retry.Observe(retry.NewLatency()) }},
+	"WithLatency":  {make: func(bool) retry.Option { return retry.WithLatency(retry.NewLatency()) }},
 	"OnDone":       {make: func(bool) retry.Option { return retry.OnDone(func(retry.Outcome) {}) }},
 	"OnHedgeDone": {
 		make:    func(bool) retry.Option { return retry.OnHedgeDone(func(retry.Outcome, retry.HedgeResult) {}) },
@@ -218,11 +218,11 @@ func TestOptionChecksAllocateNothing(t *testing.T) {
 	}
 	ctx := context.Background()
 	s := retry.Exponential(100 * time.Millisecond).Take(5)
-	opts := []retry.Option{retry.IfValue(func(string) bool { return false }), retry.Discard(func(string) {}),
+	opts := []retry.Option{retry.IfValue(func(string) bool { return false }), retry.OnDiscard(func(string) {}),
 		retry.OnDone(func(retry.Outcome) {}), retry.MaxElapsed(time.Second), retry.MaxRetriesIf(1, retry.IsTransient)}
 	succeed := func(context.Context) (string, error) { return "v", nil }
 	if n := testing.AllocsPerRun(1000, func() { _, _ = retry.Retry(ctx, s, succeed, opts...) }); n != 0 {
-		t.Errorf("Retry with IfValue, Discard, OnDone, MaxElapsed and MaxRetriesIf: %v allocations, want 0", n)
+		t.Errorf("Retry with IfValue, OnDiscard, OnDone, MaxElapsed and MaxRetriesIf: %v allocations, want 0", n)
 	}
 	doOpts := []retry.Option{retry.OnDone(func(retry.Outcome) {}), retry.MaxElapsed(time.Second), retry.MaxRetriesIf(1, retry.IsTransient)}
 	if n := testing.AllocsPerRun(1000, func() { _ = retry.Do(ctx, s, func(context.Context) error { return nil }, doOpts...) }); n != 0 {

@@ -13,7 +13,7 @@ import "time"
 //	case errors.Is(o.Reason, retry.ErrBudgetExhausted): // a Budget refused
 //	case errors.Is(o.Reason, retry.ErrPushbackTooLong): // a server asked for too long a wait
 //	case errors.Is(o.Reason, retry.ErrThrottled): // a Throttle rejected an attempt
-//	case errors.Is(o.Reason, retry.ErrOpen): // a Breaker did not let an attempt through
+//	case errors.Is(o.Reason, retry.ErrBreakerOpen): // a Breaker did not let an attempt through
 //	case errors.Is(o.Reason, context.DeadlineExceeded): // the context's deadline
 //	default: // the context was cancelled: o.Reason is its cause
 //	}
@@ -29,7 +29,7 @@ type Outcome struct {
 	Err error
 	// Reason is why the call gave up, the reason Err unwraps to:
 	// ErrExhausted, ErrMaxElapsed, ErrBudgetExhausted, ErrPushbackTooLong,
-	// ErrThrottled, ErrOpen, context.DeadlineExceeded or the context's
+	// ErrThrottled, ErrBreakerOpen, context.DeadlineExceeded or the context's
 	// cause. It is nil when the
 	// call succeeded, and when it ended on an error that was not retried.
 	// Unlike Err, it never matches an error that fn returned, so a failure

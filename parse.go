@@ -82,14 +82,14 @@ func Parse(spec string) (Schedule, error) {
 	return parse(spec, nil)
 }
 
-// ParseSource is Parse with every jitter of the schedule drawing from src
+// ParseWithSource is Parse with every jitter of the schedule drawing from src
 // instead of the goroutine-safe generator, so that a seeded source gives the
 // same delays every time the program runs: for simulations, tests and
 // reproducible plans. The source keeps its place between ranges, so two
 // ranges over the Schedule draw different delays; parse again with a fresh
 // source to replay them. Draws from src are serialized as described at
 // FullJitter; a nil src is the same as Parse.
-func ParseSource(spec string, src rand.Source) (Schedule, error) {
+func ParseWithSource(spec string, src rand.Source) (Schedule, error) {
 	return parse(spec, src)
 }
 

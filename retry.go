@@ -71,7 +71,7 @@ func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 // Do is Retry for functions that return only an error.
 //
 // Do panics if s or fn is nil, before anything else, even if ctx is done,
-// and if given an IfValue or a Discard, which need a value, or an
+// and if given an IfValue or a OnDiscard, which need a value, or an
 // OnHedgeDone.
 //
 // Do is never inlined. Inlined in another package, its body would call

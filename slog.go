@@ -129,7 +129,7 @@ func BreakerLogger(logger *slog.Logger, name string) BreakerOption {
 	}
 	return OnStateChange(func(from, to BreakerState) {
 		level := levelBreaker
-		if to == CircuitOpen {
+		if to == BreakerOpen {
 			level = levelOpen
 		}
 		ctx := context.Background()
@@ -148,7 +148,7 @@ func BreakerLogger(logger *slog.Logger, name string) BreakerOption {
 
 // stateName is retryotel's name of s.
 func stateName(s BreakerState) string {
-	if s == CircuitHalfOpen {
+	if s == BreakerHalfOpen {
 		return "half_open"
 	}
 	return s.String()
@@ -229,7 +229,7 @@ func reasonName(reason error) string {
 		return "pushback_too_long"
 	case errors.Is(reason, ErrThrottled):
 		return "throttled"
-	case errors.Is(reason, ErrOpen):
+	case errors.Is(reason, ErrBreakerOpen):
 		return "open"
 	case errors.Is(reason, context.DeadlineExceeded):
 		return "deadline"

@@ -131,7 +131,7 @@ func TestWithLogger(t *testing.T) {
 		rec := &records{level: slog.LevelDebug}
 		err := retry.Do(t.Context(), retry.Delays(), failing, retry.WithBreaker(breaker), retry.WithClock(clock),
 			retry.WithLogger(slog.New(rec)))
-		require.ErrorIs(t, err, retry.ErrOpen)
+		require.ErrorIs(t, err, retry.ErrBreakerOpen)
 		assert.Equal(t, []string{"WARN retry refused retry.reason=open retry.attempts=0 retry.call.duration=0s error=" + err.Error()}, rec.all())
 	})
 	t.Run("Hedge: each hedge, at Debug", func(t *testing.T) {

@@ -114,7 +114,7 @@ func parkedCases() map[string]func(ctx context.Context, op func(context.Context)
 	s := Exponential(time.Hour).Cap(2 * time.Hour).FullJitter(nil).Take(4)
 	opts := []Option{
 		If(func(error) bool { return true }), OnRetry(func(Attempt) {}), WithBudget(NewBudget(0.1, 100)),
-		MaxPushback(time.Minute), AttemptTimeout(time.Hour), Observe(NewLatency()),
+		MaxPushback(time.Minute), AttemptTimeout(time.Hour), WithLatency(NewLatency()),
 	}
 	return map[string]func(ctx context.Context, op func(context.Context) error) error{
 		"Do": func(ctx context.Context, op func(context.Context) error) error {

@@ -155,7 +155,7 @@ func TestRetryDiscard(t *testing.T) {
 		calls := 0
 		v, err := Retry(t.Context(), Constant(s1), poll(&calls, "pending 1", "pending 2", "done"),
 			WithClock(NewFakeClock(epoch)), IfValue(func(s string) bool { return s != "done" }),
-			Discard(func(s string) { released = append(released, s) }))
+			OnDiscard(func(s string) { released = append(released, s) }))
 		require.NoError(t, err)
 		assert.Equal(t, "done", v)
 		assert.Equal(t, []string{"pending 1", "pending 2"}, released)
@@ -165,7 +165,7 @@ func TestRetryDiscard(t *testing.T) {
 		calls := 0
 		v, err := Retry(t.Context(), Constant(s1).Take(2), poll(&calls, "pending 1", "pending 2", "pending 3"),
 			WithClock(NewFakeClock(epoch)), IfValue(func(string) bool { return true }),
-			Discard(func(s string) { released = append(released, s) }), Discard(func(string) { released = append(released, "again") }))
+			OnDiscard(func(s string) { released = append(released, s) }), OnDiscard(func(string) { released = append(released, "again") }))
 		assert.ErrorIs(t, err, ErrExhausted)
 		assert.Equal(t, "pending 3", v)
 		assert.Equal(t, []string{"pending 1", "again", "pending 2", "again"}, released, "several Discards all run, in order")
@@ -177,7 +177,7 @@ func TestRetryDiscard(t *testing.T) {
 			calls++
 			return calls, errBoom
 		}, WithClock(NewFakeClock(epoch)), IfValue(func(int) bool { return true }),
-			Discard(func(v int) { released = append(released, v) }))
+			OnDiscard(func(v int) { released = append(released, v) }))
 		assert.ErrorIs(t, err, errBoom)
 		assert.Empty(t, released)
 	})
@@ -185,8 +185,8 @@ func TestRetryDiscard(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		calls := 0
-		assert.PanicsWithValue(t, "retry: Retry: Discard's function is a func(int), not a func(string)", func() {
-			_, _ = Retry(ctx, Delays(), poll(&calls, "done"), Discard(func(int) {}))
+		assert.PanicsWithValue(t, "retry: Retry: OnDiscard's function is a func(int), not a func(string)", func() {
+			_, _ = Retry(ctx, Delays(), poll(&calls, "done"), OnDiscard(func(int) {}))
 		})
 		assert.Zero(t, calls)
 	})

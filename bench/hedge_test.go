@@ -71,9 +71,9 @@ func BenchmarkHedge(b *testing.B) {
 			}
 		})
 		// The adaptive delay of the README, against a fixed one with the
-		// same Observe option, when the first attempt wins: Quantile is
+		// same WithLatency option, when the first attempt wins: Quantile is
 		// fused like Constant, so the two cost the same. (When every first
-		// attempt hangs, as in hedge-wins, the p95 that Observe tracks is
+		// attempt hangs, as in hedge-wins, the p95 that WithLatency tracks is
 		// the hang, and the delay rises to the Cap: not a cost to measure.)
 		b.Run(sc.name+"/lib=retry-adaptive", func(b *testing.B) {
 			if sc.name != "first-wins" {
@@ -84,7 +84,7 @@ func BenchmarkHedge(b *testing.B) {
 				lat.Record(sc.delay) // a p95 of 1 s
 			}
 			s := lat.Quantile(0.95).Cap(time.Second).Take(1)
-			opts := []retry.Option{retry.Observe(lat)}
+			opts := []retry.Option{retry.WithLatency(lat)}
 			b.ReportAllocs()
 			for b.Loop() {
 				if v, err := retry.Hedge(ctx, s, sc.fn(), opts...); err != nil || v != sc.want {
@@ -97,7 +97,7 @@ func BenchmarkHedge(b *testing.B) {
 				b.Skip("compared with retry-adaptive only")
 			}
 			s := retry.Constant(sc.delay).Take(1)
-			opts := []retry.Option{retry.Observe(retry.NewLatency())}
+			opts := []retry.Option{retry.WithLatency(retry.NewLatency())}
 			b.ReportAllocs()
 			for b.Loop() {
 				if v, err := retry.Hedge(ctx, s, sc.fn(), opts...); err != nil || v != sc.want {

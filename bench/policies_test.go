@@ -27,7 +27,7 @@ func ours(p policy) retry.Schedule {
 // oursOptions are the options of the retry-options contender: one of each
 // that a parked call can use without changing what it waits for (If
 // accepting every error, an OnRetry hook that does nothing, a Budget whose
-// reserve covers a million retries, MaxPushback and Observe), built once.
+// reserve covers a million retries, MaxPushback and WithLatency), built once.
 // AttemptTimeout is left out: it makes a context per attempt, and
 // context.WithTimeout's own frames (about 600 B of them, down to the timer
 // it arms) grow the goroutine's stack to 4 KiB on the first attempt,
@@ -38,7 +38,7 @@ func oursOptions() []retry.Option {
 		retry.OnRetry(func(retry.Attempt) {}),
 		retry.WithBudget(retry.NewBudget(0.1, 1_000_000)),
 		retry.MaxPushback(time.Minute),
-		retry.Observe(retry.NewLatency()),
+		retry.WithLatency(retry.NewLatency()),
 	}
 }
 

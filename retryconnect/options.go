@@ -77,7 +77,7 @@ func Procedures(allow func(spec connect.Spec) bool) Option {
 // retry.Hedge the interceptor or Hedge makes: retry.WithClock, retry.If,
 // retry.OnRetry, retry.OnDone, retry.WithBudget, retry.MaxPushback,
 // retry.MaxElapsed, retry.MaxRetriesIf, retry.AttemptTimeout,
-// retry.Observe and retry.Discard work as those functions describe, on the
+// retry.WithLatency and retry.OnDiscard work as those functions describe, on the
 // entry points that take them (retry.Retry refuses retry.OnHedgeDone at the
 // call). If predicates, MaxRetriesIf's match
 // and OnRetry hooks see each attempt's *connect.Error, without its

@@ -40,7 +40,7 @@ func ExampleBreaker() {
 			retrygrpc.With(retry.WithClock(clock)),
 			retrygrpc.Breaker(func(target string) *retry.Breaker {
 				fmt.Println("a breaker for", target == "passthrough:///"+addr)
-				return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpen(retry.Constant(time.Minute)),
+				return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpenPeriods(retry.Constant(time.Minute)),
 					retry.BreakerClock(clock))
 			}))))
 	if err != nil {
@@ -51,7 +51,7 @@ func ExampleBreaker() {
 	client := healthpb.NewHealthClient(conn)
 	for range 2 {
 		_, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
-		fmt.Println(status.Code(err), errors.Is(err, retry.ErrOpen))
+		fmt.Println(status.Code(err), errors.Is(err, retry.ErrBreakerOpen))
 	}
 	// Output:
 	// a breaker for true

@@ -114,9 +114,9 @@ func ReplayLimit(bytes int) Option {
 // With returns an Option that passes opts to every retry.Do (or
 // retry.Hedge) the interceptor makes: retry.WithClock, retry.If,
 // retry.OnRetry, retry.OnDone, retry.WithBudget, retry.MaxPushback,
-// retry.MaxElapsed, retry.MaxRetriesIf, retry.AttemptTimeout, retry.Observe
-// and retry.Discard all work as those functions describe, on the entry
-// points that take them (retry.Do refuses retry.Discard and
+// retry.MaxElapsed, retry.MaxRetriesIf, retry.AttemptTimeout, retry.WithLatency
+// and retry.OnDiscard all work as those functions describe, on the entry
+// points that take them (retry.Do refuses retry.OnDiscard and
 // retry.OnHedgeDone at the call). If predicates, MaxRetriesIf's match and
 // OnRetry hooks see each attempt's status error, without its pushback
 // marker. For a stream, the retries end at the commit, so OnDone runs then,

@@ -48,7 +48,7 @@ func TestBreakerPerTarget(t *testing.T) {
 	var targets []string
 	newBreaker := func(target string) *retry.Breaker {
 		targets = append(targets, target)
-		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpen(retry.Constant(time.Minute)), retry.BreakerClock(clock))
+		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpenPeriods(retry.Constant(time.Minute)), retry.BreakerClock(clock))
 	}
 	down := &server{check: always(codes.Unavailable)}
 	up := &server{check: always(codes.OK)}
@@ -59,11 +59,11 @@ func TestBreakerPerTarget(t *testing.T) {
 
 	// The second failure opens the breaker: no wait for a third attempt.
 	_, err := check(t.Context(), ccDown)
-	isErr(t, err, retry.ErrOpen)
+	isErr(t, err, retry.ErrBreakerOpen)
 	eq(t, codes.Unavailable, status.Code(err), "code")
 	eq(t, 2, len(down.seen()), "attempts sent")
 	_, err = check(t.Context(), ccDown)
-	isErr(t, err, retry.ErrOpen)
+	isErr(t, err, retry.ErrBreakerOpen)
 	eq(t, codes.Unavailable, status.Code(err), "code")
 	eq(t, 2, len(down.seen()), "open: nothing sent")
 
@@ -98,7 +98,7 @@ func TestOverloadCodes(t *testing.T) {
 				retrygrpc.Breaker(func(string) *retry.Breaker { return b }))))
 			_, err := check(t.Context(), cc)
 			eq(t, tt.code, status.Code(err), "the status as it is")
-			eq(t, tt.opens, b.State() == retry.CircuitOpen, "opens")
+			eq(t, tt.opens, b.State() == retry.BreakerOpen, "opens")
 			eq(t, 1, len(srv.seen()), "never retried")
 		})
 	}
@@ -127,7 +127,7 @@ func TestThrottlePerTarget(t *testing.T) {
 	}
 
 	t.Run("hedging and streams", func(t *testing.T) {
-		b := retry.NewBreaker(retry.BreakerMinCalls(1), retry.BreakerOpen(retry.Constant(time.Hour)))
+		b := retry.NewBreaker(retry.BreakerMinCalls(1), retry.BreakerOpenPeriods(retry.Constant(time.Hour)))
 		gate := retrygrpc.Breaker(func(string) *retry.Breaker { return b })
 		srv := &server{check: always(codes.Unavailable)}
 		cc := start(t, srv,
@@ -136,9 +136,9 @@ func TestThrottlePerTarget(t *testing.T) {
 		_, err := check(t.Context(), cc)
 		eq(t, codes.Unavailable, status.Code(err), "code")
 		_, err = check(t.Context(), cc)
-		isErr(t, err, retry.ErrOpen)
+		isErr(t, err, retry.ErrBreakerOpen)
 		_, err = cc.NewStream(t.Context(), splitDesc, splitMethod)
-		isErr(t, err, retry.ErrOpen)
+		isErr(t, err, retry.ErrBreakerOpen)
 		eq(t, 1, len(srv.seen()), "calls sent")
 	})
 }
@@ -162,7 +162,7 @@ func TestGateOnePerTarget(t *testing.T) {
 	var made []string
 	gate := retrygrpc.Breaker(func(target string) *retry.Breaker {
 		made = append(made, "breaker "+target)
-		return retry.NewBreaker(retry.BreakerMinCalls(1), retry.BreakerOpen(retry.Constant(time.Hour)))
+		return retry.NewBreaker(retry.BreakerMinCalls(1), retry.BreakerOpenPeriods(retry.Constant(time.Hour)))
 	})
 	throttle := retrygrpc.Throttle(func(target string) *retry.Throttle {
 		made = append(made, "throttle "+target)
@@ -185,9 +185,9 @@ func TestGateOnePerTarget(t *testing.T) {
 	_, err = check(t.Context(), cc)
 	eq(t, codes.Unavailable, status.Code(err), "code")
 	_, err = cc.NewStream(t.Context(), splitDesc, splitMethod)
-	isErr(t, err, retry.ErrOpen)
+	isErr(t, err, retry.ErrBreakerOpen)
 	_, err = check(t.Context(), hedged)
-	isErr(t, err, retry.ErrOpen)
+	isErr(t, err, retry.ErrBreakerOpen)
 	eq(t, 1, len(srv.seen()), "calls sent")
 	eq(t, []string{"throttle " + cc.Target(), "breaker " + cc.Target()}, made, "made once per target")
 }

@@ -141,7 +141,7 @@ func (c *call) sendOnce(actx context.Context) (*http.Response, error) {
 // end cancels only until the request is judged. A request of a race that
 // gets a response after actx has ended is judged all the same: if it
 // succeeded, send returns it as a success, so that Hedge, which has decided
-// without it, passes it to Discard, which closes it.
+// without it, passes it to OnDiscard, which closes it.
 func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race bool) (resp *http.Response, failed bool, err error) {
 	t, ctx := c.t, c.req.Context()
 	var deadline time.Time
@@ -229,7 +229,7 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 		// or while it was judged: it lost, or the request's context ended
 		// meanwhile. Judge it all the same, under its cancelled context: if
 		// the Transport would not retry it, it is a success that lost, and
-		// Hedge passes it to Discard (the user's, then closeLosers).
+		// Hedge passes it to OnDiscard (the user's, then closeLosers).
 		failed = c.judge(resp, nil, cancel)
 	}
 	if cutShort {
@@ -239,7 +239,7 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 		if race && lost(actx) {
 			if resp != nil && !failed {
 				// A success that lost: Hedge drops it, as it does every
-				// late success, through Discard, which closes it.
+				// late success, through OnDiscard, which closes it.
 				cancel()
 				return resp, false, nil
 			}

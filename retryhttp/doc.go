@@ -20,7 +20,7 @@
 //	resp, err := client.Get(url)
 //
 // Every retry.Option but IfValue works: WithClock, If, OnRetry, OnDone,
-// WithBudget, MaxPushback, MaxElapsed, MaxRetriesIf, Observe and
+// WithBudget, MaxPushback, MaxElapsed, MaxRetriesIf, WithLatency and
 // AttemptTimeout (ShouldRetry, not IfValue, judges responses). Under a Transport, AttemptTimeout bounds each attempt
 // up to the arrival of the response headers; the body of the response
 // returned to the caller lives under the caller's context alone.
@@ -46,6 +46,6 @@
 //	lat := retry.NewLatency()
 //	hedging := retryhttp.NewHedgingTransport(nil,
 //		lat.Quantile(0.95).AtLeast(5*time.Millisecond).Cap(time.Second).Take(1),
-//		retry.Observe(lat), retry.WithBudget(retry.NewBudget(0.05, 10)))
+//		retry.WithLatency(lat), retry.WithBudget(retry.NewBudget(0.05, 10)))
 //	client := &http.Client{Transport: retryhttp.NewTransport(hedging, nil)}
 package retryhttp

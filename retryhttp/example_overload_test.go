@@ -14,7 +14,7 @@ import (
 
 // A client that stops calling a host that is down: one Breaker per host,
 // which two failed attempts open for a minute. While it is open, requests
-// to that host fail at once with an error matching retry.ErrOpen, and
+// to that host fail at once with an error matching retry.ErrBreakerOpen, and
 // nothing is sent; requests to other hosts go on. A Throttle per host is
 // set the same way, through Transport.Throttle.
 func ExamplePerHost() {
@@ -28,7 +28,7 @@ func ExamplePerHost() {
 	clock := retry.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	transport := retryhttp.NewTransport(nil, retry.Constant(time.Second).Take(3), retry.WithClock(clock))
 	transport.Breaker = retryhttp.PerHost(func(host string) *retry.Breaker {
-		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpen(retry.Constant(time.Minute)),
+		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpenPeriods(retry.Constant(time.Minute)),
 			retry.BreakerClock(clock))
 	})
 	client := &http.Client{Transport: transport}
@@ -37,7 +37,7 @@ func ExamplePerHost() {
 	for range 3 {
 		resp, err := client.Get(down.URL)
 		switch {
-		case errors.Is(err, retry.ErrOpen):
+		case errors.Is(err, retry.ErrBreakerOpen):
 			fmt.Println("breaker open: not sent")
 		case err != nil:
 			fmt.Println(err)

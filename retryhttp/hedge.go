@@ -130,12 +130,12 @@ func onceOptions(opts []retry.Option) []retry.Option {
 	return append(once, noBudget)
 }
 
-// closeLosers is the Discard option of every hedging Transport: it closes
+// closeLosers is the OnDiscard option of every hedging Transport: it closes
 // the body of each response that succeeded but lost the race, which is
 // never read. It runs on the losing request's goroutine, or on the caller's
 // for a response that arrived with the winner, so it closes without
 // draining: a body that stalls cannot hold up anything.
-var closeLosers = retry.Discard(func(resp *http.Response) {
+var closeLosers = retry.OnDiscard(func(resp *http.Response) {
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
@@ -166,7 +166,7 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 	n, over := 0, false
 	defer func() {
 		if !over {
-			// Hedge panicked (a hook did, or a Discard does not take an
+			// Hedge panicked (a hook did, or a OnDiscard does not take an
 			// *http.Response): release what the race holds.
 			var last error
 			n, last = r.end()

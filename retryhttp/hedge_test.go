@@ -154,7 +154,7 @@ func TestHedgeLosingSuccess(t *testing.T) {
 		tr := &tracker{base: base}
 		var released atomic.Int32
 		rt := NewHedgingTransport(tr, retry.Constant(d).Take(1),
-			retry.Discard(func(resp *http.Response) { released.Add(1) }))
+			retry.OnDiscard(func(resp *http.Response) { released.Add(1) }))
 		start := time.Now()
 		resp, err := rt.RoundTrip(mustGet(t, srv.URL))
 		require.NoError(t, err)
@@ -165,7 +165,7 @@ func TestHedgeLosingSuccess(t *testing.T) {
 		require.Len(t, open, 1, "only the winner's body is open")
 		assert.Equal(t, "attempt "+strconv.Itoa(open[0]), readAll(t, resp))
 		assert.Empty(t, openBodies(tr))
-		// Both succeeded at once: the loser's response went to Discard,
+		// Both succeeded at once: the loser's response went to OnDiscard,
 		// unless its cancelled context made the base give up on it first.
 		assert.LessOrEqual(t, released.Load(), int32(1))
 	})
@@ -185,7 +185,7 @@ func (b *lateBody) Close() error {
 // TestHedgeLateLosers runs races through a base that ignores cancellation:
 // the losers answer anyway, long after a copy has won and RoundTrip has
 // returned, and in one case a loser answers at the same instant as the
-// winner. Discard sees each losing response the Transport would not have
+// winner. OnDiscard sees each losing response the Transport would not have
 // retried (a 200 or a 404) exactly once, before its body is closed, and
 // never the winner's nor the 503's; every body but the winner's is closed.
 func TestHedgeLateLosers(t *testing.T) {
@@ -225,7 +225,7 @@ func TestHedgeLateLosers(t *testing.T) {
 				var discarded []int
 				var openAtDiscard []bool
 				rt := NewHedgingTransport(base, retry.Constant(d).Take(len(tt.answers)-1),
-					retry.Discard(func(resp *http.Response) {
+					retry.OnDiscard(func(resp *http.Response) {
 						n, _ := strconv.Atoi(resp.Header.Get("Copy"))
 						mu.Lock()
 						defer mu.Unlock()
@@ -251,8 +251,8 @@ func TestHedgeLateLosers(t *testing.T) {
 				}
 				slices.Sort(want)
 				slices.Sort(discarded)
-				assert.Equal(t, want, discarded, "Discard sees each losing 200 or 404 once")
-				assert.NotContains(t, openAtDiscard, false, "Discard runs before the body is closed")
+				assert.Equal(t, want, discarded, "OnDiscard sees each losing 200 or 404 once")
+				assert.NotContains(t, openAtDiscard, false, "OnDiscard runs before the body is closed")
 				for n, b := range bodies {
 					if n != winner {
 						assert.True(t, b.closed.Load(), "loser %d's body is closed", n)
@@ -536,7 +536,7 @@ func TestHedgeOptions(t *testing.T) {
 			assert.Len(t, srv.requests(), 1)
 		})
 	})
-	t.Run("Observe records every request's duration", func(t *testing.T) {
+	t.Run("WithLatency records every request's duration", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			// Odd requests fail at once, even ones take d.
 			srv, base := newPipeServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -547,7 +547,7 @@ func TestHedgeOptions(t *testing.T) {
 				after(d)(w, r)
 			})
 			lat := retry.NewLatency()
-			rt := NewHedgingTransport(base, retry.Constant(time.Hour).Take(1), retry.Observe(lat))
+			rt := NewHedgingTransport(base, retry.Constant(time.Hour).Take(1), retry.WithLatency(lat))
 			for range 50 { // 100 requests: enough for an estimate
 				resp, err := rt.RoundTrip(mustGet(t, srv.URL))
 				require.NoError(t, err)
@@ -580,8 +580,8 @@ func TestHedgeOptions(t *testing.T) {
 				NewHedgingTransport(nil, retry.Constant(d), retry.IfValue(func(*http.Response) bool { return true }))
 			})
 		rt := NewHedgingTransport(stubBase{&http.Response{StatusCode: 200, Body: http.NoBody}}, retry.Constant(d),
-			retry.Discard(func(string) {}))
-		assert.PanicsWithValue(t, "retry: Hedge: Discard's function is a func(string), not a func(*http.Response)", func() {
+			retry.OnDiscard(func(string) {}))
+		assert.PanicsWithValue(t, "retry: Hedge: OnDiscard's function is a func(string), not a func(*http.Response)", func() {
 			rt.RoundTrip(mustGet(t, "http://example.test/"))
 		})
 	})

@@ -37,7 +37,7 @@ func TestBreakerPerHost(t *testing.T) {
 	tr := NewTransport(nil, retry.Constant(time.Second).Take(3), retry.WithClock(clock))
 	tr.Breaker = PerHost(func(host string) *retry.Breaker {
 		hosts = append(hosts, host)
-		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpen(retry.Constant(time.Minute)),
+		return retry.NewBreaker(retry.BreakerMinCalls(2), retry.BreakerOpenPeriods(retry.Constant(time.Minute)),
 			retry.BreakerClock(clock), retry.OnStateChange(func(from, to retry.BreakerState) {
 				changes = append(changes, from.String()+"→"+to.String())
 			}))
@@ -51,7 +51,7 @@ func TestBreakerPerHost(t *testing.T) {
 	assert.Equal(t, []string{"closed→open"}, changes)
 	// Open: nothing is sent.
 	_, err = get(t, tr, down.URL)
-	assert.ErrorIs(t, err, retry.ErrOpen)
+	assert.ErrorIs(t, err, retry.ErrBreakerOpen)
 	assert.Len(t, down.requests(), 2)
 	// Another host has its own breaker.
 	code, err = get(t, tr, up.URL)
@@ -72,9 +72,9 @@ func TestBreakerPerHost(t *testing.T) {
 			resp.Body.Close()
 		}
 		assert.Len(t, srv.requests(), 2)
-		assert.Equal(t, retry.CircuitOpen, b.State())
+		assert.Equal(t, retry.BreakerOpen, b.State())
 		_, err := tr.RoundTrip(mustRequest(t, http.MethodPost, srv.URL, "x"))
-		assert.ErrorIs(t, err, retry.ErrOpen)
+		assert.ErrorIs(t, err, retry.ErrBreakerOpen)
 		assert.Len(t, srv.requests(), 2)
 	})
 }
@@ -102,7 +102,7 @@ func TestOverloadWhatCounts(t *testing.T) {
 			tr := NewTransport(nil, retry.Delays())
 			tr.Breaker = func(string) *retry.Breaker { return b }
 			_, _ = get(t, tr, srv.URL)
-			assert.Equal(t, tt.opens, b.State() == retry.CircuitOpen)
+			assert.Equal(t, tt.opens, b.State() == retry.BreakerOpen)
 		})
 	}
 }
@@ -135,14 +135,14 @@ func TestThrottlePerHost(t *testing.T) {
 
 	t.Run("hedging", func(t *testing.T) {
 		srv := newServer(t, status(http.StatusServiceUnavailable))
-		b := retry.NewBreaker(retry.BreakerMinCalls(1), retry.BreakerOpen(retry.Constant(time.Hour)))
+		b := retry.NewBreaker(retry.BreakerMinCalls(1), retry.BreakerOpenPeriods(retry.Constant(time.Hour)))
 		tr := NewHedgingTransport(nil, retry.Constant(time.Hour).Take(1))
 		tr.Breaker = func(string) *retry.Breaker { return b }
 		code, err := get(t, tr, srv.URL)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusServiceUnavailable, code)
 		_, err = get(t, tr, srv.URL)
-		assert.ErrorIs(t, err, retry.ErrOpen)
+		assert.ErrorIs(t, err, retry.ErrBreakerOpen)
 		assert.Len(t, srv.requests(), 1)
 	})
 }

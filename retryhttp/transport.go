@@ -270,11 +270,11 @@ type Transport struct {
 	// context counts for nothing.
 	//
 	// A request whose first attempt is not let through gets an error
-	// matching retry.ErrThrottled or retry.ErrOpen, and no attempt is sent.
+	// matching retry.ErrThrottled or retry.ErrBreakerOpen, and no attempt is sent.
 	// A retry not let through ends the retries: RoundTrip returns the last
 	// response if it still holds it (a retry rejected by the Throttle is
 	// decided before the wait, while the response is open), and otherwise
-	// an error matching retry.ErrOpen.
+	// an error matching retry.ErrBreakerOpen.
 	//
 	// They are called once per request, and may be called concurrently.
 	// Prefer them to a retry.WithThrottle or retry.WithBreaker among the
@@ -314,7 +314,7 @@ type Transport struct {
 //
 // NewTransport panics if given a retry.IfValue: a response it rejected would
 // be neither returned nor closed. Set ShouldRetry instead, which sees the
-// whole response. It panics if given a retry.Discard, since it closes every
+// whole response. It panics if given a retry.OnDiscard, since it closes every
 // response it does not return itself, or a retry.OnHedgeDone, which reports
 // on races only (use retry.OnDone, or NewHedgingTransport).
 func NewTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
@@ -328,7 +328,7 @@ func newTransport(caller string, base http.RoundTripper, s retry.Schedule, opts 
 		case o.JudgesValues():
 			panic("retryhttp: " + caller + ": retry.IfValue is not supported; set Transport.ShouldRetry, which sees the whole response")
 		case o.ReleasesValues():
-			panic("retryhttp: " + caller + ": retry.Discard has no response to release: the Transport closes every response it does not return")
+			panic("retryhttp: " + caller + ": retry.OnDiscard has no response to release: the Transport closes every response it does not return")
 		case o.ReportsHedges():
 			panic("retryhttp: " + caller + ": retry.OnHedgeDone reports on races only; use retry.OnDone, or NewHedgingTransport")
 		}

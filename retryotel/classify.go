@@ -89,7 +89,7 @@ var knownReasons = []reason{
 	{retry.ErrBudgetExhausted, reasonBudget},
 	{retry.ErrPushbackTooLong, reasonPushback},
 	{retry.ErrThrottled, reasonThrottled},
-	{retry.ErrOpen, reasonCircuitOpen},
+	{retry.ErrBreakerOpen, reasonCircuitOpen},
 	{context.DeadlineExceeded, reasonDeadline},
 	{context.Canceled, reasonCancelled},
 }

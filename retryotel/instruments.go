@@ -151,9 +151,9 @@ func newInstruments(m metric.Meter, dep attribute.KeyValue, s *settings) (*instr
 			state retry.BreakerState
 			set   metric.ObserveOption
 		}{
-			{retry.CircuitClosed, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "closed")))},
-			{retry.CircuitOpen, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "open")))},
-			{retry.CircuitHalfOpen, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "half_open")))},
+			{retry.BreakerClosed, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "closed")))},
+			{retry.BreakerOpen, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "open")))},
+			{retry.BreakerHalfOpen, metric.WithAttributeSet(attribute.NewSet(dep, attribute.String(AttrBreakerState, "half_open")))},
 		}
 		if _, err = m.Int64ObservableGauge(MetricBreakerState, metric.WithUnit("{state}"),
 			metric.WithDescription("The circuit breaker's state: 1 for the current one, 0 for the others."),

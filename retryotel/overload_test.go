@@ -57,12 +57,12 @@ func TestBreaker(t *testing.T) {
 	open := 0
 	for range 10 {
 		err := retry.Do(context.Background(), retry.Constant(0).Take(0), func(context.Context) error { return errFlaky }, opts...)
-		if errors.Is(err, retry.ErrOpen) {
+		if errors.Is(err, retry.ErrBreakerOpen) {
 			open++
 		}
 	}
 	require.Positive(t, open)
-	require.Equal(t, retry.CircuitOpen, b.State())
+	require.Equal(t, retry.BreakerOpen, b.State())
 	m := r.metrics(t)
 	assert.Equal(t, map[string]point{
 		"retry.breaker.state=closed,retry.dependency=db":    {Value: 0},

@@ -131,7 +131,7 @@ func hedgeOne(cfg *hedgeConfig, load float64, st hedgeStrategy) hedgeResult {
 // simulateHedge simulates hedging with the delays of sched (nil: never
 // hedge), spending budget if it is not nil and recording in lat, if it is
 // not nil, the latency of every winning copy and the running time of every
-// losing one, as retry.Observe does in Hedge.
+// losing one, as retry.WithLatency does in Hedge.
 func simulateHedge(cfg *hedgeConfig, load float64, sched retry.Schedule, budget *retry.Budget, lat recorder) hedgeResult {
 	h := newHedgeSim(cfg, load, sched, budget, lat)
 	h.events.push(heapRare, 0, evArrival, 0, 0)

@@ -28,7 +28,7 @@ cancelled: removed if still queued, run to the end if already in service.
   none             never hedge
   fixed            Constant(-delay).Take(1)
   adaptive         lat.Quantile(-quantile).Cap(1s).Take(1), lat a retry.Latency
-                   told every copy's latency as Observe tells it: a winner's,
+                   told every copy's latency as WithLatency tells it: a winner's,
                    and a loser's running time until it was cancelled
   adaptive+budget  adaptive, with one NewBudget(-budget-ratio, -budget-reserve)
   duplicate        Constant(0).Take(1): two copies of every leaf at once

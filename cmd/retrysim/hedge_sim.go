@@ -36,7 +36,7 @@ type hedgeSim struct {
 	sched   retry.Schedule // the hedge delays; nil: never hedge
 	budget  *retry.Budget
 	settler settler  // settle's calls against budget
-	lat     recorder // told the duration of every copy as Observe tells it: see answer; nil: none
+	lat     recorder // told the duration of every copy as WithLatency tells it: see answer; nil: none
 
 	servers    []hedgeServer
 	perm       []int32 // the servers, in the order of the last shuffle
@@ -280,7 +280,7 @@ func (h *hedgeSim) answer(c int32) {
 			continue
 		}
 		if h.lat != nil {
-			// The loser, cancelled now, as retry.Observe records it in
+			// The loser, cancelled now, as retry.WithLatency records it in
 			// Hedge: the time it ran, a lower bound of its latency.
 			h.lat.Record(h.now - h.copies[o].sent)
 		}

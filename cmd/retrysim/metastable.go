@@ -351,7 +351,7 @@ func (cfg *msConfig) breaker(clock retry.Clock) retry.Option {
 		opts = append(opts, retry.BreakerWindow(cfg.breakerWin))
 	}
 	if cfg.breakerOpen > 0 {
-		opts = append(opts, retry.BreakerOpen(retry.Exponential(cfg.breakerOpen).Cap(2*time.Minute)))
+		opts = append(opts, retry.BreakerOpenPeriods(retry.Exponential(cfg.breakerOpen).Cap(2*time.Minute)))
 	}
 	return retry.WithBreaker(retry.NewBreaker(opts...))
 }

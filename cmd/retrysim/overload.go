@@ -320,7 +320,7 @@ func recovery(cfg *overloadConfig, started, succeeded []int) *float64 {
 // localRefusal reports whether err ended a request without the dependency's
 // say: a budget, a throttle or a breaker refused it.
 func localRefusal(err error) bool {
-	return errors.Is(err, retry.ErrBudgetExhausted) || errors.Is(err, retry.ErrThrottled) || errors.Is(err, retry.ErrOpen) ||
+	return errors.Is(err, retry.ErrBudgetExhausted) || errors.Is(err, retry.ErrThrottled) || errors.Is(err, retry.ErrBreakerOpen) ||
 		errors.Is(err, retry.ErrLimited)
 }
 
@@ -342,7 +342,7 @@ func (st overloadStrategy) options(cfg *overloadConfig, clock retry.Clock, src r
 	case ovBreaker:
 		// A fixed open period; the Breaker's defaults for the ratio (0.5),
 		// the minimum of outcomes (20) and the probes (1).
-		return []retry.Option{retry.WithBreaker(retry.NewBreaker(retry.BreakerOpen(retry.Constant(cfg.breakerOpen)),
+		return []retry.Option{retry.WithBreaker(retry.NewBreaker(retry.BreakerOpenPeriods(retry.Constant(cfg.breakerOpen)),
 			retry.BreakerWindow(cfg.breakerWin), retry.BreakerClock(clock)))}
 	case ovBudgetThrottle:
 		return []retry.Option{budget(), throttle()}

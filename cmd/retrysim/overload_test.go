@@ -214,8 +214,8 @@ func TestLocalRefusal(t *testing.T) {
 	}{
 		{retry.ErrBudgetExhausted, true},
 		{retry.ErrThrottled, true},
-		{retry.ErrOpen, true},
-		{fmt.Errorf("wrapped: %w", retry.ErrOpen), true},
+		{retry.ErrBreakerOpen, true},
+		{fmt.Errorf("wrapped: %w", retry.ErrBreakerOpen), true},
 		{errUnavailable, false},
 		{errors.Join(retry.ErrExhausted, errUnavailable), false},
 	} {

@@ -65,7 +65,7 @@ type totalStats struct {
 // parseSchedule parses spec with its jitter drawn from a PCG seeded with
 // seed, so that a plan is reproducible.
 func parseSchedule(spec string, seed uint64) (retry.Schedule, error) {
-	return retry.ParseSource(spec, rand.NewPCG(seed, seed))
+	return retry.ParseWithSource(spec, rand.NewPCG(seed, seed))
 }
 
 func runPlanCmd(args []string, o *output) error {
