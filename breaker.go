@@ -86,7 +86,7 @@ func (s BreakerState) String() string {
 //
 // An attempt the Breaker does not let through is not made: the call ends at
 // once, without waiting and without taking a Budget token, with an *Error
-// whose reason matches ErrOpen. A retry asks when its wait is over; if the
+// whose reason matches ErrBreakerOpen. A retry asks when its wait is over; if the
 // Breaker is open and will still be open then, the call ends before the wait
 // instead.
 //

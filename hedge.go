@@ -26,7 +26,7 @@ import (
 // The first success wins: Hedge returns its value and a nil error at once,
 // and cancels the context of every other attempt, whose context.Cause is then
 // ErrHedgeLost. Hedge does not wait for the losers to return; what they
-// return is dropped (see Discard for values that hold resources). Of the
+// return is dropped (see OnDiscard for values that hold resources). Of the
 // outcomes Hedge finds waiting at once, a success wins over failures; the
 // others are taken in the order the attempts returned.
 //
@@ -42,7 +42,7 @@ import (
 //   - every attempt failed after MaxElapsed's limit stopped new ones:
 //     ErrMaxElapsed;
 //   - a Throttle or Breaker did not let an attempt through: ErrThrottled or
-//     ErrOpen (see Options below);
+//     ErrBreakerOpen (see Options below);
 //   - ctx is done: context.Cause(ctx); the attempts are cancelled with it.
 //     A success that reached Hedge before it saw ctx end still wins, and a
 //     failure that comes after is not kept as the last failure: it is mostly
@@ -79,13 +79,13 @@ import (
 // first attempt started. WithBudget: each attempt after the first withdraws a
 // token; a refusal only stops further attempts, and those outstanding go on.
 // AttemptTimeout is per attempt; an attempt that fails after its own timeout
-// counts as a retryable failure. Observe records every attempt, a loser as
+// counts as a retryable failure. WithLatency records every attempt, a loser as
 // the time it ran, unless the caller's context ended it. OnDone's Attempts
 // counts the calls of fn, as the *Error's does; OnHedgeDone reports OnDone's
 // Outcome with the attempt that won and the failures handled. WithThrottle
 // and WithBreaker: every attempt asks them before it starts, on Hedge's
 // goroutine. If the first attempt is not let through, Hedge returns at once
-// with an *Error of no attempts whose reason matches ErrThrottled or ErrOpen;
+// with an *Error of no attempts whose reason matches ErrThrottled or ErrBreakerOpen;
 // if a later one is not, no more attempts start, those outstanding go on, and
 // if none of them succeeds Hedge gives up with that reason. An attempt Hedge
 // cancels because another won counts for neither, as one ended by the
@@ -136,7 +136,7 @@ import (
 //
 // # Panics
 //
-// Hedge panics if s or fn is nil, if a Discard option's function does not
+// Hedge panics if s or fn is nil, if an OnDiscard option's function does not
 // take a T, or if given an IfValue, before any attempt.
 func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	mustSchedule("Hedge", s)

@@ -53,7 +53,7 @@ import (
 // [0, 1]. A count is a decimal integer without a sign ("0", "5", "007"). All
 // the randomness (fulljitter, equaljitter, jitter, decorrelated, smooth)
 // comes from math/rand/v2's goroutine-safe generator, so the Schedule may be
-// ranged by any number of goroutines at once, like any other (ParseSource
+// ranged by any number of goroutines at once, like any other (ParseWithSource
 // takes a seeded source instead). Parse itself is safe for concurrent use.
 //
 // # Untrusted input and errors

@@ -23,7 +23,7 @@ import (
 //   - the next wait would end past MaxElapsed's limit: ErrMaxElapsed, at once;
 //   - a Budget refuses the retry: ErrBudgetExhausted;
 //   - a Throttle or a Breaker (see WithThrottle, WithBreaker) does not let
-//     an attempt through: ErrThrottled or ErrOpen, at once, taking no Budget
+//     an attempt through: ErrThrottled or ErrBreakerOpen, at once, taking no Budget
 //     token; before the first attempt, the *Error has no attempts and no last
 //     error. A Breaker that will still be open when the next wait ends gives
 //     up before the wait.
@@ -59,7 +59,7 @@ import (
 // # Panics
 //
 // Retry panics if s or fn is nil, before anything else, even if ctx is done,
-// if an IfValue or Discard option's function does not take a T, and if given
+// if an IfValue or OnDiscard option's function does not take a T, and if given
 // an OnHedgeDone.
 func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	// Retry is small enough to be inlined, so that it adds no frame of its
@@ -71,7 +71,7 @@ func Retry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 // Do is Retry for functions that return only an error.
 //
 // Do panics if s or fn is nil, before anything else, even if ctx is done,
-// and if given an IfValue or a OnDiscard, which need a value, or an
+// and if given an IfValue or an OnDiscard, which need a value, or an
 // OnHedgeDone.
 //
 // Do is never inlined. Inlined in another package, its body would call

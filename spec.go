@@ -28,7 +28,7 @@ import (
 // Text that Parse rejects makes Set and UnmarshalText return Parse's error,
 // never panic, and leaves the Spec as it was. The jitter of the Schedule
 // draws from math/rand/v2's goroutine-safe generator, as Parse's does; for
-// repeatable delays, pass String's text to ParseSource with a seeded source.
+// repeatable delays, pass String's text to ParseWithSource with a seeded source.
 //
 // # Concurrency
 //

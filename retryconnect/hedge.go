@@ -43,7 +43,7 @@ import (
 // go on (gRFC A6's hedging). When every attempt failed, or the caller's
 // context ended, the error is as NewInterceptor describes. With passes options
 // to retry.Hedge (WithBudget: each attempt after the first takes a token;
-// Observe and retry.Latency's Quantile for a delay that follows the observed
+// WithLatency and retry.Latency's Quantile for a delay that follows the observed
 // latency). Procedures is ignored.
 //
 // Hedge panics if s, call or req is nil, or if given Limiter.

@@ -155,7 +155,7 @@ func With(opts ...retry.Option) Option {
 //
 // A call whose first attempt is not let through fails at once with a status
 // of code Unavailable whose error matches retry.ErrThrottled (or
-// retry.ErrOpen, for a Breaker) with errors.Is. For a stream, an attempt
+// retry.ErrBreakerOpen, for a Breaker) with errors.Is. For a stream, an attempt
 // counts when it is committed, when the retries end.
 //
 // # Why per target

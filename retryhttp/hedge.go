@@ -47,7 +47,7 @@ import (
 // response they still get is closed, even after RoundTrip has returned. A
 // losing response is judged as any other, even once the race is decided (its
 // context then cancelled): one that succeeded (a 200 or a 404, say), with the
-// winner or too late, is passed to Discard once, then closed unread; one that
+// winner or too late, is passed to OnDiscard once, then closed unread; one that
 // failed is drained up to DrainLimit bytes first, or closed unread if the
 // race was decided before it was judged. The Transport keeps only the latest
 // failed response, for the caller should every copy fail (the one it
@@ -61,8 +61,8 @@ import (
 // (Attempts counts the copies started), OnHedgeDone (only the requests that
 // race), WithBudget (each copy after the first withdraws a token; a refusal
 // only stops further copies), AttemptTimeout (per copy, up to its response
-// headers and ShouldRetry's verdict, as for retries), Observe (every copy
-// that ends before the race does), Discard (each losing response that
+// headers and ShouldRetry's verdict, as for retries), WithLatency (every copy
+// that ends before the race does), OnDiscard (each losing response that
 // succeeded, before the Transport closes it), MaxElapsed (no copy starts past
 // it) and MaxRetriesIf. A race ignores Retry-After, so MaxPushback is
 // refused, as IfValue is. NewHedgingTransport copies opts.
@@ -93,7 +93,7 @@ import (
 //
 // NewHedgingTransport panics if s is nil, if given a retry.IfValue (set
 // ShouldRetry instead) or a retry.MaxPushback (a race does not wait for
-// Retry-After). RoundTrip panics, as retry.Hedge does, if a Discard option's
+// Retry-After). RoundTrip panics, as retry.Hedge does, if an OnDiscard option's
 // function does not take an *http.Response.
 func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
 	if s == nil {
@@ -166,7 +166,7 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 	n, over := 0, false
 	defer func() {
 		if !over {
-			// Hedge panicked (a hook did, or a OnDiscard does not take an
+			// Hedge panicked (a hook did, or an OnDiscard does not take an
 			// *http.Response): release what the race holds.
 			var last error
 			n, last = r.end()
