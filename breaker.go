@@ -50,20 +50,52 @@ func (s BreakerState) String() string {
 // same rules; Snapshot shows its counts. Make it with NewBreaker: the zero
 // Breaker is refused with a panic where it is first used.
 //
-// Closed, it lets every attempt through and counts their outcomes over a
-// sliding window; once enough of them failed, it opens. Open, it lets no
-// attempt through for an open period taken from a Schedule, longer each time
-// in a row. Then, half-open, it lets a few probes through: if they succeed
-// it closes, if one fails it opens again. An attempt the dependency answered
-// is a success, one that failed with an error the call would retry (or a
-// pushback) a failure, and one the caller's context ended counts as neither.
-// An attempt it does not let through is not made: the call ends at once,
-// with an *Error whose reason matches ErrBreakerOpen. The defaults, the counts and
-// the timing are in docs/OVERLOAD.md ("Breaker in detail").
+// # States
 //
-// A Breaker reads the time from its clock (see BreakerClock). It is safe for
-// concurrent use: a closed Breaker takes no lock to let an attempt through or
-// count a success.
+// Closed, it lets every attempt through and counts their outcomes over a
+// sliding window (5 seconds by default, in steps of a sixteenth of it). Once
+// the window holds at least the minimum number of outcomes (20 by default)
+// and the failures make at least the ratio of them (0.5 by default), it
+// opens. Open, it lets no attempt through for an open period taken from a
+// Schedule: the k-th open period in a row is the k-th delay of the schedule
+// (Constant(5s) by default); with a growing schedule, a dependency that keeps
+// failing its probes is left alone longer each time; when the schedule runs
+// out the last delay is kept. After the open period it is half-open: it lets
+// through as many probes as BreakerProbes says (1 by default), and no more,
+// until they report. If that many probes succeed it closes, with an empty
+// window, and the next open period is the schedule's first again; if one
+// fails it opens again, for the next period.
+//
+// # What counts
+//
+// An attempt that succeeded, or that failed with an error the call does not
+// retry (Permanent, or rejected by If), is a success: the dependency
+// answered. An attempt that failed with an error the call would retry (such
+// as a timeout, including its own AttemptTimeout), or with a server's
+// request not to retry (a negative RetryAfter: pushback), is a failure. An
+// attempt that ended because the caller's context ended counts as neither,
+// and a probe that ends so gives its slot back, so callers that give up
+// cannot trip the Breaker. One that panicked, or that Hedge cancelled
+// because another attempt won, counts as neither too. A value IfValue
+// rejected is a success. Every
+// attempt of a call asks: the first one, each
+// retry, and each attempt Hedge starts; an outcome reported after the Breaker
+// changed state since its attempt was let through is ignored.
+//
+// # Refused attempts
+//
+// An attempt the Breaker does not let through is not made: the call ends at
+// once, without waiting and without taking a Budget token, with an *Error
+// whose reason matches ErrBreakerOpen. A retry asks when its wait is over; if the
+// Breaker is open and will still be open then, the call ends before the wait
+// instead.
+//
+// # Time and concurrency
+//
+// A Breaker reads the time from its clock (see BreakerClock) and moves from
+// open to half-open when an attempt, or State, finds the open period over.
+// It is safe for concurrent use: a closed Breaker takes no lock to let an
+// attempt through or count a success.
 type Breaker struct {
 	ratio    float64
 	minCalls uint64
@@ -258,6 +290,12 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 // first (see Breaker): an attempt b does not let through ends the call at
 // once with an *Error that matches ErrBreakerOpen. A later WithBreaker replaces an
 // earlier one.
+//
+// Given with a WithThrottle, the Breaker asks first, so that the requests
+// the Throttle counts while the Breaker is open do not make it reject the
+// probes; an attempt the Throttle then rejects gives its Breaker slot back,
+// and a Budget token taken for a retry that is then refused goes back too.
+// The two share one reading of the real clock.
 //
 // WithBreaker panics if b is nil.
 func WithBreaker(b *Breaker) Option {

@@ -34,8 +34,12 @@ const minRatio = 1e-6
 // refused.
 //
 // The SRE rule of thumb "retries at most 10% of requests" is NewBudget(0.1,
-// 10). A reserve of 0 never allows a retry. How a Budget compares with gRPC's
-// and the AWS SDKs' token buckets is in docs/OPTIONS.md ("Budget in detail").
+// 10): during a total outage the dependency sees at most 10% more calls than
+// there are requests (plus a burst of 10), instead of the 3× or 5× that
+// attempt-count limits alone allow. A reserve of 0 never allows a retry.
+// Tokens reads the balance for metrics, and String (so %v) shows it with the
+// reserve and the ratio. How a Budget compares with gRPC's and the AWS SDKs'
+// token buckets is in docs/OPTIONS.md ("Retry budgets").
 //
 // A Budget is safe for concurrent use by any number of goroutines and Retry
 // calls; it is lock-free and allocates nothing per call.
@@ -52,7 +56,8 @@ type Budget struct {
 // The ratio is kept to within 0.05% (in billionths of a token), so the
 // smallest ratio other than 0 is 1e-6, one retry per million calls; a ratio
 // of 0 never refills the reserve. A ratio of +Inf refills the reserve on every
-// call, so it only bounds bursts.
+// call, so it only bounds bursts. Reserves above about 4.6 billion tokens are
+// treated as that many.
 //
 // NewBudget panics if ratio is negative, NaN, or above 0 but below 1e-6, or if
 // reserve is negative.

@@ -56,15 +56,32 @@ const (
 // every attempt of a Hedge, Retry or Do call in it. Record adds a duration
 // measured elsewhere.
 //
-// It keeps a histogram of the last 4096 to 6143 observations, and its
-// estimates are within 0.79% (1/128) of the nearest-rank quantile of the
-// observations held, from about 1 µs to about 18 minutes. How the windows
-// slide and what an estimate counts are in docs/TAIL.md ("Latency in
-// detail").
+// # Windows
+//
+// It keeps a histogram of the most recent observations in a ring of three
+// windows of 2048 observations each; when a window is full, the oldest one is
+// dropped. So it holds the last 4096 to 6143 observations (all of them,
+// before the first 4096), and after the latencies change, every observation
+// it holds is from after the change once at most 6144 more have been
+// recorded (6208 for a Quantile, whose estimate is refreshed every 64
+// observations).
+//
+// # Precision
+//
+// Estimates are within 0.79% (1/128) of the nearest-rank quantile of the
+// observations held: a duration is counted in one of 64 buckets per power of
+// two, from about 1 µs to about 18 minutes, and durations outside that range
+// count as its ends (a negative one as the shortest).
+//
+// # Concurrency
 //
 // A Latency takes 15 KiB and never grows. It is safe for concurrent use by
-// any number of goroutines: recording takes no lock and allocates nothing.
-// The zero Latency is not usable; call NewLatency.
+// any number of goroutines: every counter is atomic, recording takes no lock
+// and allocates nothing, and an estimate made while others record counts
+// some, but not necessarily all, of the observations being made. A recorder
+// that is descheduled for a whole window's worth of other observations may
+// find its window gone; its observation is then dropped. The zero Latency is
+// not usable; call NewLatency.
 type Latency struct {
 	n atomic.Uint64 // observations recorded, ever
 	_ [56]byte      // keeps n, which every Record writes, off the counters' cache lines

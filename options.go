@@ -120,7 +120,10 @@ func AttemptTimeout(d time.Duration) Option {
 // the slow attempts, would make Quantile's estimate, and so a hedge delay
 // read from it, too low, and too many calls hedge. An attempt that returns
 // after the caller's context ended is not recorded: its duration says
-// nothing about the dependency. A later WithLatency replaces an earlier one.
+// nothing about the dependency; nor is one that panicked. A loser that
+// returns after the caller's context ended too (a deferred cancel right after
+// Hedge returned) is recorded: its context's cause is ErrHedgeLost, not the
+// caller's. A later WithLatency replaces an earlier one.
 // Recording allocates nothing; it reads the clock twice per attempt.
 //
 // WithLatency panics if lat is nil.

@@ -15,20 +15,69 @@ import (
 // after a dot:
 //
 //	exponential(100ms).cap(2s).fulljitter.take(5)
+//	constant(1s).take(3)
+//	decorrelated(10ms, 1s).take(8)
+//	smooth(100ms).within(30s)
 //	delays(1ms, 2ms).then(constant(1s).take(3))
 //
+// # Grammar
+//
+// Spaces, tabs and newlines are allowed between any two tokens:
+//
+//	schedule   = source { "." combinator } .
+//	source     = "constant" "(" duration ")"
+//	           | "linear" "(" duration ")"
+//	           | "exponential" "(" duration ")"
+//	           | "exponentialfactor" "(" duration "," number ")"
+//	           | "fibonacci" "(" duration ")"
+//	           | "delays" [ "(" [ duration { "," duration } ] ")" ]
+//	           | ( "decorrelated" | "decorrelatedjitter" ) "(" duration "," duration ")"
+//	           | ( "smooth" | "smoothjitter" ) "(" duration ")" .
+//	combinator = "take" "(" count ")"
+//	           | "cap" "(" duration ")"
+//	           | "atleast" "(" duration ")"
+//	           | ( "fulljitter" | "equaljitter" ) [ "(" ")" ]
+//	           | "jitter" "(" number ")"
+//	           | "then" "(" schedule ")"
+//	           | "within" "(" duration ")" .
+//
 // Each name stands for the function or method of this package with the same
-// name (decorrelated is DecorrelatedJitter, smooth is SmoothJitter), matched
-// without regard to case; durations are time.ParseDuration's. The grammar
-// and the limits are in docs/SCHEDULES.md ("Parse in detail"). The
-// randomness comes from math/rand/v2's goroutine-safe generator.
+// name (decorrelated is DecorrelatedJitter, smooth is SmoothJitter) and is
+// matched without regard to case, so "Exponential(1s).Cap(1m)" is valid too.
+// A name that takes no arguments may omit its parentheses. A duration is
+// anything time.ParseDuration accepts ("1.5s", "1m30s", "0"). A number is
+// anything strconv.ParseFloat accepts, "inf" and "nan" included, and one too
+// large for a float64 is infinite, as ParseFloat rounds it: "1e400" is the
+// same as "inf", so exponentialfactor(1s, 1e400) is exponentialfactor(1s,
+// inf), and jitter(1e400) is an error only because the factor is outside
+// [0, 1]. A count is a decimal integer without a sign ("0", "5", "007"). All
+// the randomness (fulljitter, equaljitter, jitter, decorrelated, smooth)
+// comes from math/rand/v2's goroutine-safe generator, so the Schedule may be
+// ranged by any number of goroutines at once, like any other (ParseWithSource
+// takes a seeded source instead). Parse itself is safe for concurrent use.
+//
+// # Untrusted input and errors
 //
 // Parse is safe for untrusted input: it never panics, and every value that
-// would make the Go API panic is an error, as is nesting deeper than 100
-// levels or more than 1000 sources and combinators. The error says where and
-// what, with a 1-based byte column; its text is meant for people; on error,
-// the Schedule is nil. Parse is safe for concurrent use. To take a schedule
-// from a flag or a configuration file, see Spec, which calls Parse.
+// would make the Go API panic (a negative duration, a factor below 1 or NaN
+// for exponentialfactor, a jitter factor outside [0, 1], a negative take
+// count, a decorrelated limit below its base, and so on) is an error. To keep
+// hostile input from exhausting the stack, then may nest at most 100 levels
+// deep and a spec may hold at most 1000 sources and combinators in all.
+//
+// The error says where and what, with a 1-based byte column:
+//
+//	retry: parse "exponential(100ms).cpa(2s)": column 20: unknown combinator "cpa"
+//
+// It quotes a spec of up to 64 bytes whole; of a longer one, only the 64
+// bytes around the column, with "…" outside the quotes for each end cut off.
+// A token it quotes is cut after 32 bytes in the same way. So an error stays
+// short whatever the input, and its column is still counted from the start of
+// the whole spec. Its text is meant for people; on error, the Schedule is
+// nil.
+//
+// To take a schedule from a flag or a configuration file, see Spec, which
+// calls Parse.
 func Parse(spec string) (Schedule, error) {
 	return parse(spec, nil)
 }

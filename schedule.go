@@ -11,10 +11,22 @@ import (
 // the sequence ends, the retries end, so a Schedule with n values allows at
 // most n+1 attempts.
 //
+// # Values
+//
 // A Schedule is a value, not a state machine. Every range over it is a fresh
 // run that starts from the first delay, so one Schedule can be kept in a
-// package variable and ranged by any number of goroutines at once. Delays
-// are never negative, and all arithmetic saturates at the largest Duration.
+// package variable and ranged by any number of goroutines at once. All the
+// sources and combinators of this package keep the state of a run to that
+// run and never reuse it for another; a schedule built on a caller's
+// rand.Source serializes its draws (see FullJitter).
+//
+// Delays are never negative: the sources of this package never yield a
+// negative delay, and every combinator treats a negative delay from a
+// Schedule written by hand as 0, as Retry does. All arithmetic saturates at
+// the largest Duration (about 292 years) instead of wrapping around, whatever
+// the number of values taken and the chain of combinators.
+//
+// # Building
 //
 // Schedules are built from a source (Constant, Linear, Exponential,
 // ExponentialFactor, Fibonacci, Delays, DecorrelatedJitter, SmoothJitter, or
@@ -23,10 +35,18 @@ import (
 //
 //	retry.Exponential(100*time.Millisecond).Cap(2*time.Second).FullJitter(nil).Take(5)
 //
+// Cap then FullJitter draws below the cap, while FullJitter then Cap draws
+// first and clamps afterwards, piling delays up at the cap. Every source but
+// Delays is infinite; Take and Within make a Schedule finite.
+//
+// # Schedules written by hand
+//
 // A Schedule written by hand must keep the iterator contract: never call
-// yield after it returned false, nor after the Schedule returned; the yield
-// functions of this package panic if it does not. The details are in
-// docs/SCHEDULES.md ("Schedule in detail").
+// yield after it returned false, nor after the Schedule returned. The yield
+// functions of this package's combinators and of Retry are valid for one run
+// only, and panic with a "retry: " message when called again after returning
+// false or after their run ended, whichever goroutine calls them; such a call
+// has no effect on any other run or Retry call.
 type Schedule iter.Seq[time.Duration]
 
 // maxDuration is the largest Duration. All schedule arithmetic saturates

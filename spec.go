@@ -8,23 +8,35 @@ import (
 // A Spec is a Schedule together with the text it was parsed from, so that a
 // schedule can be a flag or a field of a configuration file without glue:
 // *Spec implements flag.Value, encoding.TextUnmarshaler and
-// encoding.TextMarshaler around Parse.
+// encoding.TextMarshaler around Parse, which flag.TextVar, flag.Var,
+// encoding/json (for a JSON string) and YAML libraries that honour these
+// interfaces all use.
 //
 //	backoff := retry.MustSpec("exponential(100ms).cap(2s).fulljitter.take(5)")
 //	flag.TextVar(&backoff, "backoff", backoff, "retry `schedule`")
 //	flag.Parse()
 //	err := retry.Do(ctx, backoff.Schedule(), fn)
 //
-// String and MarshalText return the text exactly as it was given. The zero
-// Spec is the empty schedule: no retries, and its text is "delays()". Text
-// that Parse rejects makes Set and UnmarshalText return Parse's error, never
-// panic, and leaves the Spec as it was. More is in docs/SCHEDULES.md ("Spec
-// in detail").
+// # Text
+//
+// String and MarshalText return the text exactly as it was given, spaces and
+// case kept, not a canonical form: a configuration file reads back as it was
+// written. The zero Spec is ready to use and is the empty schedule: no
+// retries, so a call makes a single attempt. Its String and MarshalText
+// return "delays()", the text of that schedule, which reads back as the same.
+//
+// Text that Parse rejects makes Set and UnmarshalText return Parse's error,
+// never panic, and leaves the Spec as it was. The jitter of the Schedule
+// draws from math/rand/v2's goroutine-safe generator, as Parse's does; for
+// repeatable delays, pass String's text to ParseWithSource with a seeded source.
+//
+// # Concurrency
 //
 // A Spec is safe for concurrent reads: Schedule, String and MarshalText may
-// be called by any number of goroutines at once. Set and UnmarshalText
-// change the Spec, so like any assignment they must not run concurrently
-// with other uses of the same Spec.
+// be called by any number of goroutines at once, and the Schedule ranged by
+// any number of them. Set and UnmarshalText change the Spec, so like any
+// assignment they must not run concurrently with other uses of the same Spec.
+// Copying a Spec copies the schedule, which is a value.
 type Spec struct {
 	text     string   // as given; empty in the zero Spec
 	schedule Schedule // nil in the zero Spec

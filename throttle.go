@@ -20,23 +20,59 @@ var ErrThrottled = errors.New("retry: throttled")
 // locks a recovered dependency out. Share one Throttle among all the calls to
 // one dependency, with WithThrottle.
 //
+// # Rejection
+//
 // It counts requests (attempts sent, and attempts it rejected) and accepts
 // (attempts the dependency answered) over a sliding window (5 seconds by
 // default), and rejects each attempt with probability
 //
 //	w · min(0.9, max(0, (requests − K·accepts) / (requests + 1)))
 //
-// where K is 2 by default. While the dependency answers less than it is
-// sent, the attempts sent settle near K times the accepts, as in the book.
-// A dead dependency still gets a tenth of the attempts, and w, from the
-// attempts sent over the last half of the window, falls from 1 to 0 once
-// they mostly succeed: rejections stop within seconds of a recovery, however
-// long the outage was (see Probability). What counts is in docs/OVERLOAD.md
-// ("Throttle in detail").
+// where K is 2 by default and w comes from the attempts sent over the last
+// half of the window (Probability states the rule). While the dependency
+// answers, requests stay below K·accepts and nothing is rejected; when it
+// answers only part of what it is sent, the attempts that still go out are
+// kept near K times what it accepts, as in the book; when it answers nothing,
+// a tenth still go out; and once those mostly succeed, w falls from 1 to 0
+// and nothing is rejected: rejections stop within seconds of a recovery,
+// however long the outage was.
 //
-// The zero Throttle is not usable: make one with NewThrottle. Asking and
-// reporting allocate nothing and take no lock; a Throttle is safe for
-// concurrent use by any number of goroutines.
+// # What counts
+//
+// An accept is an attempt that succeeded, or that failed with an error the
+// call does not retry (Permanent, or rejected by If): the dependency
+// answered, even if the answer is "no". An attempt that failed with an error
+// the call would retry (such as a timeout, including its own AttemptTimeout,
+// or a 503), or with a server's request not to retry (a negative RetryAfter:
+// pushback), is a request without an accept. An attempt that ended because
+// the caller's context ended counts for nothing, so callers that give up
+// cannot raise the probability. One that panicked, or that Hedge cancelled
+// because another attempt won, counts for nothing too. A value IfValue rejected is an
+// accept. A request let through is counted when its
+// outcome is known, in the bucket it was let through in; a rejected one at
+// once. So attempts still in flight count against nothing: a burst of
+// concurrent first calls to a new Throttle is let through whole.
+//
+// # Rejected attempts
+//
+// Every attempt of a call asks: the first one, each retry (before its wait,
+// so that a rejected retry is not waited for), and each attempt Hedge
+// starts. A rejected attempt is not made: the call ends at once, without
+// waiting and without taking a Budget token, with an *Error that matches
+// ErrThrottled (and, for a rejected retry, the last error). It is never
+// retried by that call. A rejected attempt still counts as a request: that
+// is what keeps the attempts sent near K times the accepts.
+//
+// # Concurrency and cost
+//
+// The zero Throttle is not usable: make one with NewThrottle. The window
+// slides in steps of a sixteenth of its length, and an attempt's probability
+// comes from the steps before the current one: it is computed by the first
+// attempt of each step and cached, so the others read three words that no
+// attempt writes. The counts are kept in atomic counters striped across
+// processors, with no lock: asking and reporting allocate nothing. A
+// rejection is counted in one word shared by all processors. A Throttle is
+// safe for concurrent use by any number of goroutines.
 type Throttle struct {
 	k     float64
 	clock Clock         // nil: the real clock
@@ -70,7 +106,7 @@ const (
 // work on calls that will fail; a higher one lets more through. K = 1 is
 // the most aggressive: any failure makes rejections possible.
 //
-// ThrottleK panics if k is below 1, infinite or NaN.
+// ThrottleK panics if k is below 1, above 1e9 (infinite included) or NaN.
 func ThrottleK(k float64) ThrottleOption {
 	if !(k >= 1) || k > maxK {
 		panic("retry: ThrottleK: K " + strconv.FormatFloat(k, 'g', -1, 64) + " is not between 1 and " + strconv.FormatFloat(maxK, 'g', -1, 64))

@@ -35,18 +35,66 @@ const maxPushback = time.Minute
 //		return retryaws.New(policy, budget)
 //	}))
 //
-// The errors retried are exactly those of awsretry.DefaultRetryables.
-// RetryDelay(n, err) is the n-th delay of s, lengthened by a standard
-// Retry-After header up to one minute. MaxAttempts is the number of delays of
-// s plus one, or 0 (no limit) for a schedule of more than 1000 delays: bound
-// such a call with a context deadline or a Budget, and leave
-// aws.Config.RetryMaxAttempts unset. When b refuses a retry, the operation
-// ends at once with an error that matches retry.ErrBudgetExhausted; a nil b
-// means no budget. The full rules are in this module's README.md ("New in
-// detail").
+// # Which errors
+//
+// Exactly those of awsretry.DefaultRetryables, as
+// awsretry.NewStandard: throttling error codes, the codes
+// RequestTimeout(Exception), HTTP 500, 502, 503 and 504, an unmodeled 429,
+// connection errors, and the clock-skew errors the SDK's middleware marks
+// retryable; never a canceled request. awsretry.AddWithErrorCodes and the
+// SDK's other wrappers work on the result as on the standard retryer.
+//
+// # How long
+//
+// RetryDelay(n, err) is the n-th delay of s (a negative delay counts
+// as 0). A response with a standard Retry-After header (429 or 503, seconds or
+// an HTTP date) lengthens that delay to the server's wait, up to one minute;
+// the SDK's middleware then applies its own x-amz-retry-after rule on top, as
+// it does for every retryer (the wait is clamped between the delay and the
+// delay plus 5 s). The retryer keeps no state per call: each RetryDelay ranges
+// s afresh and takes its n-th delay, so the delays of one call are drawn from
+// separate runs of s. For jitter that draws each delay independently
+// (FullJitter, EqualJitter, Jitter) that is the same distribution as one run;
+// for DecorrelatedJitter and SmoothJitter each delay has its run's
+// distribution but is not correlated with the one before. RetryDelay costs n
+// draws of s.
+//
+// # How many
+//
+// MaxAttempts is the number of delays of s plus one, counted once by
+// New. A schedule with more than 1000 delays, or an infinite one, gives
+// MaxAttempts 0, which the SDK's middleware takes as no limit: the attempts
+// then go on until s ends (RetryDelay reports the end), b refuses, or the
+// context ends, so bound such a call with a context deadline or a Budget. A
+// schedule whose length varies from run to run (Within over a jittered
+// schedule) gives the length of the run New counted; a call then stops at the
+// first of that and its own run's end. When s ends, RetryDelay returns an
+// *awsretry.MaxAttemptsError, as the SDK does when MaxAttempts is reached.
+// Setting aws.Config.RetryMaxAttempts (or a client's Options.RetryMaxAttempts)
+// overrides MaxAttempts: leave it unset.
+//
+// # Budget
+//
+// b plays the part of the standard retryer's retry quota. Every
+// operation deposits its share into b when its first attempt starts, and every
+// retry withdraws one token, whatever the error (the standard retryer charges
+// 14 tokens, 5 after throttling, and refunds on success; b never refunds, and
+// a token taken for a retry whose wait was then cut short by the context is
+// not given back). When b refuses, the operation ends at once, as with an
+// exhausted quota: its error is errors.Join(the attempt's error, a quota
+// error) that matches retry.ErrBudgetExhausted with errors.Is and
+// ratelimit.QuotaExceededError with errors.As. A nil b means no budget, as
+// ratelimit.None.
+//
+// # Concurrency and cost
 //
 // The result is safe for concurrent use by any number of clients and
-// operations. New panics if s is nil.
+// operations; a Budget shared by several clients is shared by all their
+// operations. On an operation that succeeds at once it allocates nothing
+// without a budget, and with one only the two small closures of the SDK's
+// first-attempt check (see GetAttemptToken in the source).
+//
+// New panics if s is nil.
 func New(s retry.Schedule, b *retry.Budget) aws.RetryerV2 {
 	if s == nil {
 		panic("retryaws: New: nil Schedule")

@@ -9,22 +9,64 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 )
 
-// NewInterceptor returns a connect.Interceptor that retries a client's
-// failed unary calls on schedule s, through retry.Retry: the first attempt
-// is made at once, and after a failure that may be retried the next one
-// follows the next delay of s, until an attempt succeeds, s runs out, a
-// Budget refuses, or the call's context ends or its deadline would pass
-// during the wait. Install it with connect.WithInterceptors on a client;
-// on a handler it does nothing.
+// NewInterceptor returns a connect.Interceptor that retries a client's failed
+// unary calls on schedule s, through retry.Retry: the first attempt is made at
+// once, and after a failure that may be retried the next one follows the next
+// delay of s, until an attempt succeeds, s runs out, a Budget refuses, or the
+// call's context ends or its deadline would pass during the wait. Install it
+// with connect.WithInterceptors on a client; on a handler it does nothing.
 //
-// It retries errors whose code Codes lists (connect.CodeUnavailable by
-// default) on idempotent procedures (Procedures changes the rule), honours a
-// server's PushbackKey, and passes streams through untouched, never retried.
-// The caller gets the winning response, the last error as it came when it
-// was not retried, or an error that matches the reason with errors.Is (and
-// the *retry.Error with errors.As) when the call gave up. Hedged attempts
-// (see Hedge) pass through without being retried. The full rules are in
-// this module's README.md ("NewInterceptor in detail").
+// # What is retried
+//
+// Errors whose code Codes lists (connect.CodeUnavailable by
+// default), on procedures whose idempotency level is IdempotencyNoSideEffects
+// or IdempotencyIdempotent (Procedures changes the rule); never a Canceled or
+// DeadlineExceeded error caused by the caller's own context, and nothing once
+// that context is done. A server's PushbackKey with a non-negative number of
+// milliseconds sets the wait before the next attempt (retry.RetryAfter:
+// bounded by retry.MaxPushback, one minute by default, never shorter than the
+// schedule's delay, never past the deadline); a negative or malformed one
+// stops the retries. Every attempt after the first carries the request header
+// Grpc-Previous-Rpc-Attempts with the number of attempts before it, as gRPC's
+// retries do. Each attempt sends the same request: its message and headers as
+// the caller made them. Interceptors nearer the network and Connect itself
+// write to the request's headers as they send it, so before each retry the
+// interceptor puts back the headers it was handed (it keeps each key's slice
+// of values, not a copy: a header changed with Set, Add or Del is restored, a
+// value overwritten in place in the caller's own slice is not). After a
+// retried call the request holds the caller's headers plus what the last
+// attempt's interceptors and Connect added.
+//
+// # Streams
+//
+// Streams (client, server and bidirectional) are passed through untouched:
+// never retried. Connect hands an interceptor a stream's connection, not a way
+// to open a second one once messages have flowed, and a stream that has
+// delivered a response message to the caller cannot be replayed without the
+// caller seeing it twice; only the unary form has a request that can be sent
+// again as a whole.
+//
+// # What the caller gets
+//
+// The response of the attempt that succeeded; or the
+// last attempt's error exactly as it came when it was not retried (its code is
+// not retried, the server's pushback refused, an If rejected it, the caller's
+// context ended during it); or, when the call was retried and gave up, an
+// error that matches the reason with errors.Is (retry.ErrExhausted,
+// retry.ErrBudgetExhausted, context.DeadlineExceeded when the next wait would
+// pass the deadline, context.Canceled) and on which errors.As finds the
+// *retry.Error. connect.CodeOf reports the last attempt's code, or
+// CodeCanceled or CodeDeadlineExceeded when the caller's context ended;
+// errors.As(err, &connectErr) finds a *connect.Error with that code.
+//
+// # Hedged attempts
+//
+// Hedged attempts (see Hedge) pass through the interceptor without being
+// retried, so that hedges and retries do not multiply, but are refused with
+// CodeFailedPrecondition, before anything is sent, when their procedure is not
+// idempotent.
+//
+// # Concurrency
 //
 // The interceptor is safe for concurrent use by any number of calls and
 // clients; a Budget given with With is shared by all of them.

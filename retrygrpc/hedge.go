@@ -23,14 +23,47 @@ import (
 // attempt still in flight is cancelled at once. Constant(d).Take(2) sends at
 // most 3 attempts, at 0, d and 2d.
 //
-// A failure whose code Codes lists (A6's non-fatal codes, codes.Unavailable
-// by default) sends the next attempt at once, or after the server's
-// pushback; any other failure ends the call and is returned as it is. Only
-// methods that Methods selects are hedged; every other is sent once. Only
-// the winner's response is decoded, into reply, and the caller's
-// grpc.Header, grpc.Trailer and grpc.Peer options report the winning
-// attempt's. The full rules (pushback, codecs, options, testing) are in
-// docs/GRPC.md ("HedgeUnaryClientInterceptor in detail").
+// # Failures and pushback
+//
+// Codes lists A6's non-fatal codes (codes.Unavailable by default): an
+// attempt that fails with one of them sends the next attempt at once,
+// without waiting for its delay. A failure with any other code is fatal: it
+// ends the call, cancels the other attempts and is returned as it is. A
+// server's pushback on a non-fatal failure is honoured as A6 says for
+// hedging, through retry.RetryAfter as in UnaryClientInterceptor: a
+// non-negative PushbackKey sends the next attempt once it has elapsed
+// (bounded by retry.MaxPushback, one minute by default) instead of at once,
+// and the next delay of s counts from that attempt; a negative or malformed
+// one stops further hedges while the attempts outstanding go on, and if none
+// of them succeeds, that failure is returned as it is. Every attempt after
+// the first carries PreviousAttemptsKey, the number of attempts sent before
+// it. When every attempt has failed and s is exhausted, the error is the
+// last failure's, wrapped as for UnaryClientInterceptor.
+//
+// # Attempts and responses
+//
+// Only hedge methods that are safe to receive several times: Methods selects
+// them, and every other method is sent once, as it is. Attempts run
+// concurrently, each on a goroutine of retry.Hedge, so that a stuck attempt
+// cannot hold up the call. Each attempt receives its response as encoded
+// bytes (through a codec that wraps the call's own, named like it, so the
+// content-subtype on the wire is unchanged); only the winner's is decoded,
+// into reply. The caller's grpc.Header, grpc.Trailer and grpc.Peer options
+// report the winning attempt's (or, when the call fails, the attempt whose
+// error is returned), and a grpc.OnFinish callback is called once, with the
+// call's result. A call whose codec is not registered (an unknown
+// grpc.CallContentSubtype) is sent once, unhedged.
+//
+// # Options
+//
+// retry.WithBudget makes every attempt after the first draw a token; a
+// refusal stops further hedges while the outstanding attempts go on.
+// retry.AttemptTimeout bounds each attempt, never past the call's deadline.
+// retry.WithClock paces the hedges; with a FakeClock retry.Hedge makes its
+// attempts one at a time, so test real overlap on the real clock or under
+// testing/synctest (a pushback is slept on a FakeClock, as when retrying).
+// retry.If, retry.OnRetry and retry.MaxPushback work as retry.Hedge
+// describes.
 //
 // The interceptor is safe for concurrent use. Use it instead of, not
 // together with, UnaryClientInterceptor for a method: A6 gives a method

@@ -143,13 +143,22 @@ func With(opts ...retry.Option) Option {
 // "dns:///api.example.com:443". Every attempt of a call asks the Throttle
 // first, as retry.WithThrottle describes; with hedging, every attempt.
 //
+// # What counts
+//
 // What counts as the target's answer: every status but Unavailable,
 // DeadlineExceeded and ResourceExhausted, which are the server failing or
 // shedding load, as is any code Codes retries, and a server's pushback. A
-// call whose first attempt is not let through fails at once with a status
+// call whose context ended counts for nothing. With a Throttle or Breaker,
+// an Unavailable, DeadlineExceeded or ResourceExhausted status that Codes
+// does not retry ends the call as a refused pushback does: at once, as it
+// is, and with hedging the attempts outstanding go on.
+//
+// A call whose first attempt is not let through fails at once with a status
 // of code Unavailable whose error matches retry.ErrThrottled (or
-// retry.ErrBreakerOpen, for a Breaker) with errors.Is. The rest is in
-// docs/OVERLOAD.md ("retrygrpc's Throttle and Breaker in detail").
+// retry.ErrBreakerOpen, for a Breaker) with errors.Is. For a stream, an attempt
+// counts when it is committed, when the retries end.
+//
+// # Why per target
 //
 // Prefer Throttle and Breaker to With(retry.WithThrottle(…)), which would
 // share one value among all targets and count the overload codes that

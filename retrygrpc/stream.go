@@ -20,20 +20,47 @@ import (
 // options, pushback, PreviousAttemptsKey header and errors; what differs is
 // when a stream may be retried at all.
 //
-// The commit rule (gRFC A6): a call may be retried only until it is
-// committed, that is until the server's response headers or first response
-// message arrive, or the client messages kept for replay would exceed
-// ReplayLimit, or the caller asks for the stream's Context. Before that, a
-// failure that may be retried is retried inside whichever method observed
-// it: a new stream is opened, the messages sent so far are sent again in
-// order, and the method carries on as if nothing had happened. The full
-// rules (errors after the retries, AttemptTimeout, hooks) are in
-// docs/GRPC.md ("StreamClientInterceptor in detail").
+// # The commit rule
+//
+// As gRFC A6 says, a call may be retried only until it is committed, that is
+// until the server's response headers or first response message arrive (a
+// server that fails at once sends neither: its status comes alone,
+// "trailers-only"), or the client messages kept for replay would exceed
+// ReplayLimit, or the caller asks for the stream's Context. Once committed,
+// every method goes to the committed attempt's stream, and its errors reach
+// the caller unchanged. Before that, a failure that may be retried is retried
+// inside whichever method observed it (NewStream, SendMsg, CloseSend, RecvMsg
+// or Header): a new stream is opened, the messages sent so far are sent again
+// in order, CloseSend is repeated if it was called, and the method carries on
+// as if nothing had happened. The messages are kept by reference (gRPC's rule
+// that a message must not be modified after SendMsg makes that safe) and
+// released at the commit.
+//
+// # When the retries end
+//
+// When the retries end without a committed attempt, RecvMsg returns the
+// error UnaryClientInterceptor would have returned, SendMsg returns io.EOF
+// (as gRPC does for a stream that ended), and Header returns no metadata.
+// NewStream itself returns an error only if no attempt could open a stream.
+//
+// retry.AttemptTimeout bounds each attempt until it commits; a committed
+// stream lives under the caller's context alone.
+//
+// # Hooks and concurrency
+//
+// OnRetry hooks (and If, OnDone, and the OnFinish functions of a call whose
+// retries ended) run on a goroutine of the interceptor, one per uncommitted
+// call, which exits at the commit or when the retries end. A panic there does
+// not end the program: the call ends, its latest attempt is cancelled, and
+// the caller's method that observes the end (NewStream, SendMsg, CloseSend,
+// RecvMsg or Header, and every later one) panics with the same value; a
+// RecvMsg that reads the end of a committed stream waits for that goroutine
+// to exit first, so such a panic is never lost.
 //
 // The stream the interceptor returns follows grpc.ClientStream's rules:
 // SendMsg and RecvMsg may run concurrently with each other, each from one
-// goroutine at a time. Cancel the context or read until an error to release
-// it. StreamClientInterceptor panics if s is nil.
+// goroutine at a time. As with any gRPC stream, cancel the context or read
+// until an error to release it. StreamClientInterceptor panics if s is nil.
 func StreamClientInterceptor(s retry.Schedule, opts ...Option) grpc.StreamClientInterceptor {
 	if s == nil {
 		panic("retrygrpc: StreamClientInterceptor: nil Schedule")

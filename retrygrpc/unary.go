@@ -17,19 +17,54 @@ import (
 // refuses, or the call's context ends or its deadline would pass during the
 // wait.
 //
-// It retries statuses whose code Codes lists (codes.Unavailable by default)
-// on methods that Methods allows, honours a trailer PushbackKey, and sends a
-// request larger than ReplayLimit once. The caller gets nil, the last
-// attempt's error as the invoker returned it when it was not retried, or an
-// error that matches the reason with errors.Is (and the *retry.Error with
-// errors.As) when the call gave up; status.Code reports the last attempt's
-// status. The full rules (AttemptTimeout, ReplayLimit, errors, cost) are in
-// docs/GRPC.md ("UnaryClientInterceptor in detail").
+// # What is retried
+//
+// Statuses whose code Codes lists (codes.Unavailable by default), on methods
+// that Methods allows (all by default); never a Canceled or DeadlineExceeded
+// status caused by the caller's own context, and never once the context is
+// done. A trailer PushbackKey with a non-negative number of milliseconds sets
+// the wait before the next attempt (retry.RetryAfter: bounded by
+// retry.MaxPushback, one minute by default, never shorter than the schedule's
+// delay; one longer than MaxPushback, or that would end after the deadline,
+// ends the call at once with retry.ErrPushbackTooLong as its reason); a
+// negative or malformed one stops the retries and hands the status back as
+// it is. Every attempt after the first carries PreviousAttemptsKey. Each
+// attempt gets the caller's call options but grpc.OnFinish (docs/GRPC.md,
+// "Call options on every attempt", has the table), so grpc.Header and
+// grpc.Trailer report the last attempt's metadata, and reply holds the
+// successful attempt's response.
+//
+// With retry.AttemptTimeout(d), each attempt gets a deadline d from its
+// start, never later than the call's own; an attempt that fails once its own
+// deadline has passed (by the clock: the server's reset at that deadline may
+// come before the attempt's context ends) is retried whatever its code.
+//
+// A request whose encoded size exceeds ReplayLimit (256 KiB by default) is
+// sent once, as grpc-go commits it: if that attempt fails, its error reaches
+// the caller as it is. The size is measured, by encoding the request once
+// more with the call's codec, only when the first attempt has failed.
+//
+// # What the caller gets
+//
+// nil, or the last attempt's error exactly as the invoker returned it when it
+// was not retried (its code is not retried, the server's pushback refused, an
+// If rejected it, the caller's context ended during it). When the call was
+// retried and gave up, the error matches the reason with errors.Is
+// (retry.ErrExhausted, retry.ErrBudgetExhausted, context.DeadlineExceeded
+// when the next wait would pass the deadline, context.Canceled) and
+// errors.As finds the *retry.Error; status.Code and status.FromError report
+// the last attempt's status, or codes.Canceled or codes.DeadlineExceeded when
+// the caller's context ended.
+//
+// # Concurrency and cost
 //
 // The interceptor is safe for concurrent use by any number of calls and
-// connections; a Budget given with With is shared by all of them. Disable
-// grpc-go's own retries on the connection (grpc.WithDisableRetry) so that
-// the two do not multiply.
+// connections; a Budget given with With is shared by all of them (make one
+// interceptor per target for a budget per target). A call that succeeds at
+// once allocates one object in the interceptor: the options it hands to
+// gRPC, which are never recycled. Disable grpc-go's own retries on the
+// connection (grpc.WithDisableRetry) so that the two do not multiply; see the
+// package documentation.
 //
 // UnaryClientInterceptor panics if s is nil.
 func UnaryClientInterceptor(s retry.Schedule, opts ...Option) grpc.UnaryClientInterceptor {

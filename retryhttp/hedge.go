@@ -15,25 +15,86 @@ import (
 // instead of retrying them: it sends a request and, while no copy has
 // succeeded, sends another each time a delay of s elapses; the first success
 // is returned and the other copies are cancelled. Each request is one call
-// of retry.Hedge with s and opts, a race, whose rules apply.
+// of retry.Hedge with s and opts, a race, whose rules apply. A nil base means
+// http.DefaultTransport, read at each request.
 //
-// Only requests that a Transport would retry race; every other request is
-// sent exactly once. A copy succeeds when the Transport would not retry its
-// outcome (so a 200 or a 404 wins); one that fails in a way the Transport
-// would retry starts the next copy at once. If no copy wins, RoundTrip
-// returns the latest failure, as a retrying Transport does. Losers are
-// cancelled (with the cause retry.ErrHedgeLost) and whatever response they
-// still get is closed, even after RoundTrip has returned. Hooks run on each
-// copy's own goroutine, so they may run concurrently for one request. The
-// full rules (copies, losers, options, hooks, stacking a retrying Transport
-// on a hedging one) are in docs/HTTP.md ("NewHedgingTransport in detail").
+// # Copies
 //
-// A nil base means http.DefaultTransport, read at each request; the
-// retry.OnHedgeDone hooks see only the requests that race.
-// NewHedgingTransport copies opts. It panics if s is nil, if given a
-// retry.IfValue (set ShouldRetry instead) or a retry.MaxPushback (a race
-// does not wait for Retry-After). RoundTrip panics, as retry.Hedge
-// does, if a OnDiscard option's function does not take an *http.Response.
+// Only requests that a Transport would retry race: an idempotent method or
+// an idempotency key, and a body that can be rewound (GetBody, or
+// BufferBody). Every other request, such as a POST without an idempotency
+// key, is sent exactly once. Each copy is a shallow copy of the caller's
+// request with its own context, its own body (the caller's Body for the
+// first, a fresh one from GetBody for the others) and its AttemptNumber: 1,
+// 2, … in the order the copies start. A copy's context, derived from the
+// request's, is cancelled by the end of the race only until the copy has been
+// judged (headers in, ShouldRetry done); after that the body alone holds it,
+// as for AttemptTimeout.
+//
+// A copy succeeds when the Transport would not retry its outcome
+// (RetryStatus, RetryError or ShouldRetry decide, as for retries): so a 200
+// or a 404 wins, and RoundTrip returns it at once, its body readable until it
+// is closed or read to the end. A copy that fails in a way the Transport
+// would retry (a 503, a reset connection, its own retry.AttemptTimeout)
+// starts the next one at once, using up a delay of s; any other failure ends
+// the race. If no copy wins, RoundTrip returns, as a retrying Transport does,
+// the latest failure: the failed response itself, body intact, or the base's
+// error as it is; or, once the request's context is done, its cause.
+//
+// # Losers
+//
+// Losers are cancelled (with the cause retry.ErrHedgeLost) and whatever
+// response they still get is closed, even after RoundTrip has returned. A
+// losing response is judged as any other, even once the race is decided (its
+// context then cancelled): one that succeeded (a 200 or a 404, say), with the
+// winner or too late, is passed to OnDiscard once, then closed unread; one that
+// failed is drained up to DrainLimit bytes first, or closed unread if the
+// race was decided before it was judged. The Transport keeps only the latest
+// failed response, for the caller should every copy fail (the one it
+// replaces is drained and closed), and closes it unread if one wins. Over HTTP/1, cancelling a copy in flight costs its
+// connection.
+//
+// # Options
+//
+// The options are retry.Hedge's: WithClock, If, OnRetry (before each copy
+// after the first; Attempt.Err is nil when a delay started it), OnDone
+// (Attempts counts the copies started), OnHedgeDone (only the requests that
+// race), WithBudget (each copy after the first withdraws a token; a refusal
+// only stops further copies), AttemptTimeout (per copy, up to its response
+// headers and ShouldRetry's verdict, as for retries), WithLatency (every copy
+// that ends before the race does), OnDiscard (each losing response that
+// succeeded, before the Transport closes it), MaxElapsed (no copy starts past
+// it) and MaxRetriesIf. A race ignores Retry-After, so MaxPushback is
+// refused, as IfValue is. NewHedgingTransport copies opts.
+//
+// # Hooks
+//
+// OnAttempt runs before every copy and PrepareRetry before every copy but the
+// first, each on the copy's own goroutine, as do RetryStatus, RetryError and
+// ShouldRetry after it (for a response that a losing copy gets, possibly
+// after RoundTrip has returned); so they may run concurrently for the copies
+// of one request. If, OnRetry and OnDone run on the caller's goroutine. A
+// panic in a hook reaches the caller of RoundTrip, after what the copy opened
+// is closed, if RoundTrip has not returned; after that it ends the program,
+// as any panic on a goroutine of its own.
+//
+// # Retrying races
+//
+// To retry races too, stack a retrying Transport on a hedging one:
+// NewTransport(NewHedgingTransport(base, hedges), retries). A race that no
+// copy won then fails as one attempt (its failed response drained, its
+// Retry-After honoured), and the retrying Transport starts a new race after
+// its wait; each layer has its own options and hooks. The copies of later
+// races carry the AttemptNumbers that follow those of earlier races, and
+// PrepareRetry of the hedging Transport sees every copy whose number is above
+// 1.
+//
+// # Panics
+//
+// NewHedgingTransport panics if s is nil, if given a retry.IfValue (set
+// ShouldRetry instead) or a retry.MaxPushback (a race does not wait for
+// Retry-After). RoundTrip panics, as retry.Hedge does, if an OnDiscard option's
+// function does not take an *http.Response.
 func NewHedgingTransport(base http.RoundTripper, s retry.Schedule, opts ...retry.Option) *Transport {
 	if s == nil {
 		panic("retryhttp: NewHedgingTransport: nil schedule")
@@ -105,7 +166,7 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 	n, over := 0, false
 	defer func() {
 		if !over {
-			// Hedge panicked (a hook did, or a OnDiscard does not take an
+			// Hedge panicked (a hook did, or an OnDiscard does not take an
 			// *http.Response): release what the race holds.
 			var last error
 			n, last = r.end()

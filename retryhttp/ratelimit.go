@@ -11,7 +11,7 @@ import (
 
 // The rate-limit headers a 429 or 503 response may carry, besides
 // Retry-After. The rules for reading them, and their precedence, are on
-// withPushback.
+// Transport ("Pushback").
 const (
 	headerRetryAfterMs   = "Retry-After-Ms"
 	headerRateLimit      = "RateLimit"
@@ -34,26 +34,8 @@ const (
 )
 
 // withPushback marks err with the wait that the headers h of a 429 or 503
-// response ask for, or returns err as it is if they ask for none. The first
-// of these that holds a valid value counts:
-//
-//  1. Retry-After-Ms: a number of milliseconds, digits with an optional
-//     fraction (Azure, OpenAI).
-//  2. Retry-After: delay-seconds or an HTTP-date (RFC 9110).
-//  3. RateLimit, with RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers,
-//     draft 08 and later): the longest reset time t of the quota policies
-//     whose remaining quota r is 0; for such a policy without t, its window
-//     w from RateLimit-Policy. The dictionary form of draft 07
-//     (remaining=0, reset=30) is read too.
-//  4. X-RateLimit-Reset, or draft 06's RateLimit-Reset, unless
-//     X-RateLimit-Remaining says quota is left: a number of seconds (digits,
-//     optional fraction) read as a Unix time if it is 10⁸ or more (a Unix
-//     time in milliseconds from 10¹¹), and as seconds from now otherwise.
-//
-// A malformed value is skipped, as if absent. No valid value is negative,
-// so a server cannot stop the retries through these headers: a wait too
-// long for retry.MaxPushback or the context's deadline ends them with
-// retry.ErrPushbackTooLong as the reason.
+// response ask for, or returns err as it is if they ask for none, by the
+// rules and precedence stated on Transport ("Pushback").
 func withPushback(err error, h http.Header) error {
 	if v := h.Get(headerRetryAfterMs); v != "" {
 		if d, ok := parseDecimal(v, time.Millisecond); ok {

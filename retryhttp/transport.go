@@ -49,28 +49,122 @@ var noBudget = retry.WithBudget(retry.NewBudget(0, 0))
 // A Transport is an http.RoundTripper that sends each request through a base
 // RoundTripper and retries it with retry.Retry when that is safe and
 // worthwhile. A Transport made by NewHedgingTransport hedges instead: it
-// races copies of each request that could be retried, with retry.Hedge.
+// races copies of each request that could be retried, with retry.Hedge; what
+// follows holds for it too, except where NewHedgingTransport says otherwise.
 //
-// Only requests that can be sent twice without harm are retried: an
-// idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) or an
-// Idempotency-Key header, and a body that can be rewound (GetBody, or
-// BufferBody). Every other request is sent once, unchanged. A transport
-// error that RetryError accepts and a response whose status RetryStatus
-// accepts (or whatever ShouldRetry accepts) are retried; a 429 or 503's
-// Retry-After, retry-after-ms, RateLimit or X-RateLimit-Reset header pushes
-// the next attempt back (docs/HTTP.md, "Rate-limit headers"). When the retries stop, RoundTrip
-// returns the last attempt's response exactly as the base returned it, or
-// the last error; a failed attempt's response is drained and closed first.
-// The options given to NewTransport apply to every request. The full rules
-// (bodies, contexts, each option, hooks) are in docs/HTTP.md ("Transport in
-// detail").
+// # Which requests
 //
-// The hooks (ShouldRetry, PrepareRetry, OnAttempt, RetryStatus, RetryError)
-// may panic: the panic reaches the caller, after whatever the attempt had
-// opened is closed. A Transport is safe for concurrent use by multiple
-// goroutines. Its exported fields must be set before its first use and not
-// changed after. The zero Transport is usable: it behaves like
-// NewTransport(nil, nil).
+// Only requests that can be sent twice without harm are retried, that is
+// those whose method is GET, HEAD, OPTIONS, TRACE, PUT or DELETE, or whose
+// Header holds an "Idempotency-Key" or "X-Idempotency-Key" entry (as for
+// http.Transport, an entry with no values marks the request without being
+// sent), and whose body can be rewound: Body is nil or http.NoBody, or
+// GetBody is set (http.NewRequest sets it for the common body types), or
+// BufferBody allows buffering it. Every other request, such as a POST without
+// an idempotency key or a PUT whose body has no GetBody, is sent once,
+// unchanged, and never retried.
+//
+// A request sent once because it is not replayable neither deposits into nor
+// draws from a Budget, and ShouldRetry, If predicates and OnRetry hooks never
+// see it (OnAttempt does). Its single attempt is still an attempt:
+// retry.AttemptTimeout(d) bounds it as any other, and if its headers do not
+// arrive within d, RoundTrip returns the timeout error (a net.Error whose
+// Timeout reports true, matching context.DeadlineExceeded) without retrying.
+//
+// # What is retried
+//
+// A transport error that RetryError accepts, and a response whose status
+// RetryStatus accepts, or whatever ShouldRetry, which sees the whole
+// response, accepts in their place. By default, any other response,
+// including every 2xx, 3xx and most 4xx, ends the retries and is returned. A
+// failed response with "X-Should-Retry: false" (ShouldRetryHeader) ends the
+// retries at once, and every attempt after the first carries
+// "Previous-Attempts: n" (PreviousAttemptsHeader), so that a server can shed
+// retries first.
+//
+// # Pushback
+//
+// A 429 or 503 response pushes the next attempt back by the wait its headers
+// ask for, as retry.RetryAfter and retry.RetryAt describe: bounded by
+// retry.MaxPushback (1 minute by default), read against the clock of
+// retry.WithClock, and never past the context's deadline. The first of these
+// headers that holds a valid value counts:
+//
+//  1. Retry-After-Ms: a number of milliseconds, digits with an optional
+//     fraction (Azure, OpenAI).
+//  2. Retry-After: delay-seconds or an HTTP-date (RFC 9110).
+//  3. RateLimit, with RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers,
+//     draft 08 and later): the longest reset time t of the quota policies
+//     whose remaining quota r is 0; for such a policy without t, its window w
+//     from RateLimit-Policy. The dictionary form of draft 07 (remaining=0,
+//     reset=30) is read too.
+//  4. X-RateLimit-Reset, or draft 06's RateLimit-Reset, unless
+//     X-RateLimit-Remaining says quota is left: a number of seconds (digits,
+//     optional fraction) read as a Unix time if it is 10⁸ or more (a Unix
+//     time in milliseconds from 10¹¹), and as seconds from now otherwise.
+//
+// A malformed value is skipped, as if absent. No valid value is negative, so
+// a server cannot stop the retries through these headers. A wait longer than
+// MaxPushback allows, or one that would end after the context's deadline, is
+// not waited for: RoundTrip returns that response at once, and the call's
+// reason (seen by OnDone) is retry.ErrPushbackTooLong.
+//
+// # Attempts
+//
+// Each attempt is sent under the request's context (or, with
+// retry.AttemptTimeout, a context derived from it); the first attempt sends
+// the request as it is, later ones a shallow copy with the body rewound
+// through GetBody, so every attempt carries the full, identical body and the
+// same headers, including the idempotency key (PrepareRetry may change the
+// headers of each retry). Each attempt's context carries its AttemptNumber
+// for the base, and OnAttempt sees every attempt. The response of a failed
+// attempt is drained (up to DrainLimit bytes) and closed before the wait that
+// precedes the next one, so keep-alive connections are reused. A body that
+// stalls rather than ends holds up that drain until the request's context
+// ends.
+//
+// # What RoundTrip returns
+//
+// When the retries stop, RoundTrip returns the last attempt's response
+// exactly as the base returned it (status, headers and unread body, with
+// Request set to the caller's request), or the last attempt's error as the
+// base returned it; never an error that hides a response. The request's
+// context changes that in three cases, where RoundTrip returns context.Cause
+// of the context instead, having closed everything it opened: when the
+// context is done before the first attempt (no attempt is made), when it
+// ends during a wait between attempts (the failed attempt's response is
+// already closed by then), and when it is done after an attempt that failed
+// with an error. A response is returned as it is even if the context ends
+// after it arrived, as with a client without retries; its body then reports
+// the context's error.
+//
+// # Options
+//
+// The options given to NewTransport apply to every request; which ones it
+// takes is the retry package's table "Options and entry points" (one Budget
+// may be shared by many Transports). If predicates, MaxRetriesIf's match and
+// OnRetry hooks see the base's error, or a *StatusError for a retried status;
+// OnRetry hooks run after the failed attempt's response has been closed.
+// OnDone hooks see the error retry.Retry ended with: when the retries run out
+// on a status, an *retry.Error that unwraps to the *StatusError, although
+// RoundTrip then returns that response and a nil error. With
+// retry.AttemptTimeout(d), each attempt must receive its response headers
+// within d or it is abandoned and retried; the response body returned to the
+// caller is not bound by d and stays readable under the request's context
+// until it is closed. The timeout covers ShouldRetry too, so a peek at a body
+// that stalls cannot hold up the retries for longer than d.
+//
+// # Hooks and concurrency
+//
+// The hooks (ShouldRetry, PrepareRetry, OnAttempt, as well as RetryStatus and
+// RetryError) run on the goroutine that called RoundTrip (in a hedging
+// Transport, on each copy's own), and may panic: the panic reaches the
+// caller, and whatever the attempt had opened (its response body, the rewound
+// request body) is closed first.
+//
+// A Transport is safe for concurrent use by multiple goroutines. Its exported
+// fields must be set before its first use and not changed after. The zero
+// Transport is usable: it behaves like NewTransport(nil, nil).
 type Transport struct {
 	// RetryStatus reports whether a response with status code code is a
 	// failed attempt to retry. nil means DefaultRetryStatus. It may be

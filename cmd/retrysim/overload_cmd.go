@@ -22,7 +22,7 @@ each process keeps one of the following per dependency, on simulated time:
   none             nothing but the retries
   budget           NewBudget(-budget-ratio, -budget-reserve)
   throttle         NewThrottle(ThrottleK(-throttle-k), ThrottleWindow(-throttle-window))
-  breaker          NewBreaker(BreakerOpen(Constant(-breaker-open)), BreakerWindow(-breaker-window)),
+  breaker          NewBreaker(BreakerOpenPeriods(Constant(-breaker-open)), BreakerWindow(-breaker-window)),
                    otherwise its defaults: ratio 0.5, 20 outcomes at least, 1 probe
   budget+throttle  both the budget and the throttle
   breaker+backoff  NewBreaker(BreakerWindow(-breaker-window)) with its default open periods,
