@@ -295,3 +295,66 @@ func TestBudgetState(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// TestBudgetUnderTenThousand: 10 000 goroutines share one Budget during a
+// total outage while others read Tokens and String without pause. The
+// readers never see a balance outside [0, reserve] or a String that does
+// not parse, and the calls stay within requests·(1+ratio) + reserve.
+func TestBudgetUnderTenThousand(t *testing.T) {
+	const (
+		goroutines = 10_000
+		ratio      = 0.1
+		reserve    = 10
+	)
+	b := NewBudget(ratio, reserve)
+	var calls, refused atomic.Int64
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tok := b.Tokens()
+				if tok < 0 || tok > reserve {
+					t.Errorf("Tokens() = %v, outside [0, %d]", tok, reserve)
+					return
+				}
+				s := b.String()
+				var got float64
+				var limit int
+				var r float64
+				if _, err := fmt.Sscanf(s, "retry.Budget{tokens: %g/%d, ratio: %g}", &got, &limit, &r); err != nil ||
+					got < 0 || got > reserve || limit != reserve || r != ratio {
+					t.Errorf("String() = %q", s)
+					return
+				}
+			}
+		})
+	}
+	clock := &countingClock{}
+	s := Constant(time.Millisecond).Take(5)
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			err := Do(context.Background(), s, func(context.Context) error {
+				calls.Add(1)
+				return errBoom
+			}, WithBudget(b), WithClock(clock))
+			if errors.Is(err, ErrBudgetExhausted) {
+				refused.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	bound := int64(goroutines*(1+ratio)) + reserve
+	assert.LessOrEqual(t, calls.Load(), bound)
+	assert.Greater(t, refused.Load(), int64(goroutines*8/10))
+	assert.GreaterOrEqual(t, b.Tokens(), 0.0)
+	assert.Less(t, b.Tokens(), 1.0, "an outage spends every whole token")
+}

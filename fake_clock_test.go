@@ -88,3 +88,26 @@ func TestFakeClockSharedTime(t *testing.T) {
 		}
 	}
 }
+
+// TestFakeClockSharedByManyCalls: one FakeClock serves 200 concurrent Retry
+// calls without a deadline; every call makes exactly its waits, and the
+// clock's time is the sum of all of them.
+func TestFakeClockSharedByManyCalls(t *testing.T) {
+	clock := NewFakeClock(epoch)
+	const calls = 200
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Go(func() {
+			n := 0
+			err := Do(context.Background(), Constant(time.Second).Take(3), func(context.Context) error {
+				n++
+				return errBoom
+			}, WithClock(clock))
+			assert.ErrorIs(t, err, ErrExhausted)
+			assert.Equal(t, 4, n)
+		})
+	}
+	wg.Wait()
+	assert.Len(t, clock.Sleeps(), 3*calls)
+	assert.Equal(t, epoch.Add(3*calls*time.Second), clock.Now())
+}

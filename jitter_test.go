@@ -244,3 +244,35 @@ func TestUpToEdges(t *testing.T) {
 	f := r.float64()
 	assert.True(t, f >= 0 && f < 1)
 }
+
+// TestDecorrelatedJitterGrowth pins the growth DecorrelatedJitter's doc
+// states, which once said it grew about as fast as Exponential with a
+// factor of 2: the mean of each delay is 1.5 times the one before plus
+// base/2, and the median of the 16th delay is a twentieth of its mean.
+func TestDecorrelatedJitterGrowth(t *testing.T) {
+	const (
+		runs = 20_000
+		n    = 16
+		base = time.Millisecond
+	)
+	sums := make([]float64, n)
+	var last []time.Duration
+	s := DecorrelatedJitter(base, maxDuration, rand.NewPCG(1, 2)).Take(n)
+	for range runs {
+		ds := first(s, n)
+		for i, d := range ds {
+			sums[i] += float64(d)
+		}
+		last = append(last, ds[n-1])
+	}
+	mean := 2 * float64(base) // of uniform[base, 3·base]
+	for i := range n {
+		got := sums[i] / runs
+		assert.InEpsilon(t, mean, got, 0.05, "mean of delay %d", i)
+		mean = 1.5*mean + float64(base)/2
+	}
+	assert.InEpsilon(t, 1.4*float64(time.Second), sums[n-1]/runs, 0.05)
+	slices.Sort(last)
+	median := last[runs/2]
+	assert.InEpsilon(t, float64(68*time.Millisecond), float64(median), 0.05)
+}

@@ -231,3 +231,87 @@ func TestWithinAndPushback(t *testing.T) {
 		assert.Equal(t, []time.Duration{time.Minute, time.Minute}, clock.Sleeps())
 	})
 }
+
+// TestPushbackExtremes: pushbacks of every size and sign, and points in
+// time from the zero Time to the end of representable time, on the real
+// clock and on FakeClocks far from now.
+func TestPushbackExtremes(t *testing.T) {
+	year1 := time.Time{}
+	farFuture := time.Unix(1<<62, 0)
+	tests := []struct {
+		name    string
+		clock   *FakeClock
+		err     error
+		limit   time.Duration // MaxPushback; -1: the default
+		wantErr error
+		waits   []time.Duration
+	}{
+		{"the largest RetryAfter ends the call", NewFakeClock(epoch), RetryAfter(errBoom, maxDuration), -1, ErrPushbackTooLong,
+			nil},
+		{"the largest RetryAfter, unbounded", NewFakeClock(epoch), RetryAfter(errBoom, maxDuration), maxDuration, ErrExhausted,
+			[]time.Duration{maxDuration}},
+		{"the smallest RetryAfter refuses", NewFakeClock(epoch), RetryAfter(errBoom, math.MinInt64), -1, nil, nil},
+		{"RetryAfter(0) keeps the schedule", NewFakeClock(epoch), RetryAfter(errBoom, 0), -1, ErrExhausted,
+			[]time.Duration{time.Millisecond}},
+		{"RetryAt the zero Time", NewFakeClock(epoch), RetryAt(errBoom, year1), -1, ErrExhausted,
+			[]time.Duration{time.Millisecond}},
+		{"RetryAt the zero Time on the zero clock", NewFakeClock(year1), RetryAt(errBoom, year1), -1, ErrExhausted,
+			[]time.Duration{time.Millisecond}},
+		{"RetryAt the far future from year 1", NewFakeClock(year1), RetryAt(errBoom, farFuture), maxDuration, ErrExhausted,
+			[]time.Duration{maxDuration}},
+		{"RetryAt the far past from the far future", NewFakeClock(farFuture), RetryAt(errBoom, year1), maxDuration, ErrExhausted,
+			[]time.Duration{time.Millisecond}},
+		{"RetryAt in 90 s on a FakeClock", NewFakeClock(epoch), RetryAt(errBoom, epoch.Add(90*time.Second)), 2 * time.Minute,
+			ErrExhausted, []time.Duration{90 * time.Second}},
+		{"RetryAt one nanosecond ahead", NewFakeClock(epoch), RetryAt(errBoom, epoch.Add(1)), -1, ErrExhausted,
+			[]time.Duration{time.Millisecond}},
+		{"a limit of 0 ignores the wait", NewFakeClock(epoch), RetryAfter(errBoom, time.Hour), 0, ErrExhausted,
+			[]time.Duration{time.Millisecond}},
+		{"a limit of 0 still refuses", NewFakeClock(epoch), RetryAfter(errBoom, -time.Nanosecond), 0, nil, nil},
+		{"the outermost pushback counts", NewFakeClock(epoch), RetryAfter(RetryAfter(errBoom, -1), 5*time.Second), -1,
+			ErrExhausted, []time.Duration{5 * time.Second}},
+		{"a refusal outside a wait refuses", NewFakeClock(epoch), RetryAfter(RetryAfter(errBoom, time.Hour), -1), -1,
+			nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := []Option{WithClock(tt.clock)}
+			if tt.limit >= 0 {
+				opts = append(opts, MaxPushback(tt.limit))
+			}
+			calls := 0
+			err := Do(t.Context(), Delays(time.Millisecond), func(context.Context) error {
+				calls++
+				return tt.err
+			}, opts...)
+			if tt.wantErr == nil {
+				assert.Same(t, errBoom, err)
+				assert.Equal(t, 1, calls)
+			} else {
+				assert.ErrorIs(t, err, tt.wantErr)
+				assert.ErrorIs(t, err, errBoom)
+			}
+			assert.Equal(t, tt.waits, tt.clock.Sleeps())
+		})
+	}
+	t.Run("a pushback past the deadline is not waited", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		clock := NewFakeClock(epoch)
+		err := Do(ctx, Constant(time.Millisecond), func(context.Context) error {
+			return RetryAfter(errBoom, maxDuration)
+		}, WithClock(clock), MaxPushback(maxDuration))
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Empty(t, clock.Sleeps())
+	})
+	t.Run("RetryAt reads the clock at each wait", func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		at := epoch.Add(10 * time.Second)
+		err := Do(t.Context(), Constant(time.Second).Take(3), func(context.Context) error {
+			return RetryAt(errBoom, at)
+		}, WithClock(clock))
+		assert.ErrorIs(t, err, ErrExhausted)
+		// 10 s to reach at, then at is past: the schedule's own second.
+		assert.Equal(t, []time.Duration{10 * time.Second, time.Second, time.Second}, clock.Sleeps())
+	})
+}

@@ -312,3 +312,18 @@ func closedPort(t testing.TB) string {
 type stubBase struct{ resp *http.Response }
 
 func (b stubBase) RoundTrip(*http.Request) (*http.Response, error) { return b.resp, nil }
+
+// attemptLog is a base RoundTripper middleware that records the
+// AttemptNumber of every request it sends, as tracing middleware would.
+type attemptLog struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen []int
+}
+
+func (l *attemptLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	l.seen = append(l.seen, AttemptNumber(req.Context()))
+	l.mu.Unlock()
+	return l.base.RoundTrip(req)
+}

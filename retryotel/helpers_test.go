@@ -59,32 +59,20 @@ func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 	out := map[string]map[string]point{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			pts := map[string]point{}
+			var pts map[string]point
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Value: float64(p.Value)}
-				}
+				pts = valuePoints(d.DataPoints)
 			case metricdata.Sum[float64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Value: p.Value}
-				}
+				pts = valuePoints(d.DataPoints)
 			case metricdata.Gauge[int64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Value: float64(p.Value)}
-				}
+				pts = valuePoints(d.DataPoints)
 			case metricdata.Gauge[float64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Value: p.Value}
-				}
+				pts = valuePoints(d.DataPoints)
 			case metricdata.Histogram[int64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: float64(p.Sum)}
-				}
+				pts = histogramPoints(d.DataPoints)
 			case metricdata.Histogram[float64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: p.Sum}
-				}
+				pts = histogramPoints(d.DataPoints)
 			default:
 				t.Fatalf("%s: unexpected data %T", m.Name, m.Data)
 			}
@@ -94,38 +82,47 @@ func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 	return out
 }
 
-func attrs(s attribute.Set) string {
+// valuePoints is a counter's or gauge's points by attributes.
+func valuePoints[N int64 | float64](dps []metricdata.DataPoint[N]) map[string]point {
+	pts := map[string]point{}
+	for _, p := range dps {
+		pts[attrs(p.Attributes)] = point{Value: float64(p.Value)}
+	}
+	return pts
+}
+
+// histogramPoints is a histogram's points by attributes.
+func histogramPoints[N int64 | float64](dps []metricdata.HistogramDataPoint[N]) map[string]point {
+	pts := map[string]point{}
+	for _, p := range dps {
+		pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: float64(p.Sum)}
+	}
+	return pts
+}
+
+// pairs lists attributes as "k=v", sorted.
+func pairs(kvs []attribute.KeyValue) []string {
 	var parts []string
-	for _, kv := range s.ToSlice() {
+	for _, kv := range kvs {
 		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 	}
 	sort.Strings(parts)
-	return strings.Join(parts, ",")
+	return parts
 }
+
+func attrs(s attribute.Set) string { return strings.Join(pairs(s.ToSlice()), ",") }
 
 // events lists the events of a span as "name k=v k=v".
 func events(s sdktrace.ReadOnlySpan) []string {
 	var out []string
 	for _, e := range s.Events() {
-		var parts []string
-		for _, kv := range e.Attributes {
-			parts = append(parts, string(kv.Key)+"="+kv.Value.String())
-		}
-		sort.Strings(parts)
-		out = append(out, strings.TrimSpace(e.Name+" "+strings.Join(parts, " ")))
+		out = append(out, strings.TrimSpace(e.Name+" "+strings.Join(pairs(e.Attributes), " ")))
 	}
 	return out
 }
 
 // spanAttrs lists a span's attributes as "k=v", sorted.
-func spanAttrs(s sdktrace.ReadOnlySpan) string {
-	var parts []string
-	for _, kv := range s.Attributes() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
+func spanAttrs(s sdktrace.ReadOnlySpan) string { return strings.Join(pairs(s.Attributes()), ",") }
 
 // script returns a function whose calls return errs in turn, then nil.
 func script(errs ...error) (func(context.Context) (int, error), *int) {

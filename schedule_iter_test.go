@@ -2,7 +2,6 @@ package retry
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -35,20 +34,6 @@ func panicValue(f func()) (v any) {
 	defer func() { v = recover() }()
 	f()
 	return nil
-}
-
-// combinators are every combinator, each applied with arguments that leave
-// the delays of the tests below unchanged or bounded.
-var combinators = map[string]func(Schedule) Schedule{
-	"Take":        func(s Schedule) Schedule { return s.Take(100) },
-	"Cap":         func(s Schedule) Schedule { return s.Cap(s1) },
-	"AtLeast":     func(s Schedule) Schedule { return s.AtLeast(0) },
-	"FullJitter":  func(s Schedule) Schedule { return s.FullJitter(nil) },
-	"EqualJitter": func(s Schedule) Schedule { return s.EqualJitter(nil) },
-	"Jitter":      func(s Schedule) Schedule { return s.Jitter(0.5, nil) },
-	"Within":      func(s Schedule) Schedule { return s.Within(time.Hour) },
-	"Then":        func(s Schedule) Schedule { return s.Then(Delays()) },
-	"Then second": func(s Schedule) Schedule { return Delays().Then(s) },
 }
 
 // TestStaleYield: a yield function kept by a schedule after its run ended
@@ -119,17 +104,6 @@ func TestStaleYield(t *testing.T) {
 			assert.Equal(t, panicAfterEnd, panicValue(func() { kept(0) }), name)
 		}
 	})
-}
-
-// ignoring is a Schedule that ignores false: it calls yield with d up to n
-// times whatever yield returns, counting the calls in *made.
-func ignoring(d time.Duration, n int, made *int) Schedule {
-	return func(yield func(time.Duration) bool) {
-		for range n {
-			*made++
-			yield(d)
-		}
-	}
 }
 
 // TestIgnoredFalse: the second call of a yield function after it returned
@@ -244,33 +218,4 @@ func TestNegativeDelays(t *testing.T) {
 		assert.Equal(t, want, delays)
 		assert.Equal(t, epoch.Add(3*ms), clock.Now())
 	})
-}
-
-// minDuration is the most negative Duration.
-const minDuration = time.Duration(math.MinInt64)
-
-// TestNilFunction: Do and Retry panic on a nil fn before anything else, even
-// with a done context.
-func TestNilFunction(t *testing.T) {
-	done, cancel := context.WithCancel(t.Context())
-	cancel()
-	for _, ctx := range []context.Context{t.Context(), done} {
-		for _, opts := range [][]Option{nil, {MaxPushback(s1)}} {
-			assert.PanicsWithValue(t, "retry: Do: nil function", func() { _ = Do(ctx, Delays(ms), nil, opts...) })
-			assert.PanicsWithValue(t, "retry: Retry: nil function", func() {
-				_, _ = Retry[int](ctx, Delays(ms), nil, opts...)
-			})
-		}
-	}
-}
-
-// fusion reports whether chains of built-in schedules are fused into plans
-// (off in the purego build).
-var fusion = planOf(Constant(0)) != nil
-
-// opaque returns s behind a Schedule of its own, as a hand-written Schedule
-// would be: the combinators applied to it relay, and Retry and Do take the
-// general path.
-func opaque(s Schedule) Schedule {
-	return func(yield func(time.Duration) bool) { s(yield) }
 }
