@@ -3,17 +3,16 @@ package retryotel_test
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retryotel"
+	"github.com/seed-b8c8f69d/retry/retryotel/internal/oteltest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -43,83 +42,18 @@ func newRig(t testing.TB, opts ...retryotel.Option) *rig {
 	return r
 }
 
-// point is what a data point holds: a counter's or gauge's value, or a
-// histogram's count and sum.
-type point struct {
-	Value float64
-	Count uint64
-	Sum   float64
-}
+// point is what a data point holds (oteltest.Point).
+type point = oteltest.Point
 
 // metrics collects every metric as name → attributes ("k=v,k=v") → point.
 func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, r.reader.Collect(context.Background(), &rm))
-	out := map[string]map[string]point{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			var pts map[string]point
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				pts = valuePoints(d.DataPoints)
-			case metricdata.Sum[float64]:
-				pts = valuePoints(d.DataPoints)
-			case metricdata.Gauge[int64]:
-				pts = valuePoints(d.DataPoints)
-			case metricdata.Gauge[float64]:
-				pts = valuePoints(d.DataPoints)
-			case metricdata.Histogram[int64]:
-				pts = histogramPoints(d.DataPoints)
-			case metricdata.Histogram[float64]:
-				pts = histogramPoints(d.DataPoints)
-			default:
-				t.Fatalf("%s: unexpected data %T", m.Name, m.Data)
-			}
-			out[m.Name] = pts
-		}
-	}
-	return out
+	return oteltest.Metrics(t, r.reader)
 }
 
-// valuePoints is a counter's or gauge's points by attributes.
-func valuePoints[N int64 | float64](dps []metricdata.DataPoint[N]) map[string]point {
-	pts := map[string]point{}
-	for _, p := range dps {
-		pts[attrs(p.Attributes)] = point{Value: float64(p.Value)}
-	}
-	return pts
-}
-
-// histogramPoints is a histogram's points by attributes.
-func histogramPoints[N int64 | float64](dps []metricdata.HistogramDataPoint[N]) map[string]point {
-	pts := map[string]point{}
-	for _, p := range dps {
-		pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: float64(p.Sum)}
-	}
-	return pts
-}
-
-// pairs lists attributes as "k=v", sorted.
-func pairs(kvs []attribute.KeyValue) []string {
-	var parts []string
-	for _, kv := range kvs {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
-	}
-	sort.Strings(parts)
-	return parts
-}
-
-func attrs(s attribute.Set) string { return strings.Join(pairs(s.ToSlice()), ",") }
-
-// events lists the events of a span as "name k=v k=v".
-func events(s sdktrace.ReadOnlySpan) []string {
-	var out []string
-	for _, e := range s.Events() {
-		out = append(out, strings.TrimSpace(e.Name+" "+strings.Join(pairs(e.Attributes), " ")))
-	}
-	return out
-}
+func pairs(kvs []attribute.KeyValue) []string { return oteltest.Pairs(kvs) }
+func attrs(s attribute.Set) string            { return oteltest.Attrs(s) }
+func events(s sdktrace.ReadOnlySpan) []string { return oteltest.Events(s) }
 
 // spanAttrs lists a span's attributes as "k=v", sorted.
 func spanAttrs(s sdktrace.ReadOnlySpan) string { return strings.Join(pairs(s.Attributes()), ",") }

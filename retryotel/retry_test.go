@@ -223,11 +223,11 @@ func TestEvents(t *testing.T) {
 		"hedge error.type=flaky retry.attempt=2 retry.hedge.trigger=failure",
 	}, events(ended[0]))
 	m := r.metrics(t)
-	assert.Equal(t, point{Value: 3}, m[retryotel.MetricCalls]["error.type=flaky,retry.dependency=db,retry.reason=exhausted"].add(
+	assert.Equal(t, point{Value: 3}, add(m[retryotel.MetricCalls]["error.type=flaky,retry.dependency=db,retry.reason=exhausted"],
 		m[retryotel.MetricCalls]["retry.dependency=db,retry.reason=success"]))
 }
 
-func (p point) add(q point) point {
+func add(p, q point) point {
 	return point{Value: p.Value + q.Value, Count: p.Count + q.Count, Sum: p.Sum + q.Sum}
 }
 

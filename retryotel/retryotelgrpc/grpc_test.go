@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -13,13 +12,13 @@ import (
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retrygrpc"
 	"github.com/seed-b8c8f69d/retry/retryotel"
+	"github.com/seed-b8c8f69d/retry/retryotel/internal/oteltest"
 	"github.com/seed-b8c8f69d/retry/retryotel/retryotelgrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/grpc"
@@ -102,61 +101,16 @@ func (r *rig) dial(t *testing.T, opts ...grpc.DialOption) *grpc.ClientConn {
 	return cc
 }
 
-type point struct {
-	Value float64
-	Count uint64
-	Sum   float64
-}
+// point is what a data point holds (oteltest.Point).
+type point = oteltest.Point
 
 func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, r.reader.Collect(context.Background(), &rm))
-	out := map[string]map[string]point{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			pts := map[string]point{}
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Value: float64(p.Value)}
-				}
-			case metricdata.Histogram[int64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: float64(p.Sum)}
-				}
-			case metricdata.Histogram[float64]:
-				for _, p := range d.DataPoints {
-					pts[attrs(p.Attributes)] = point{Count: p.Count, Sum: p.Sum}
-				}
-			}
-			out[m.Name] = pts
-		}
-	}
-	return out
+	return oteltest.Metrics(t, r.reader)
 }
 
-func attrs(s attribute.Set) string {
-	var parts []string
-	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
-func events(s sdktrace.ReadOnlySpan) []string {
-	var out []string
-	for _, e := range s.Events() {
-		var parts []string
-		for _, kv := range e.Attributes {
-			parts = append(parts, string(kv.Key)+"="+kv.Value.String())
-		}
-		sort.Strings(parts)
-		out = append(out, e.Name+" "+strings.Join(parts, " "))
-	}
-	return out
-}
+func attrs(s attribute.Set) string            { return oteltest.Attrs(s) }
+func events(s sdktrace.ReadOnlySpan) []string { return oteltest.Events(s) }
 
 const checkMethod = "grpc.health.v1.Health/Check"
 
