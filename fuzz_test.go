@@ -436,7 +436,10 @@ func FuzzRetry(f *testing.F) {
 
 // FuzzPushback checks the pushback arithmetic at the extremes: any server
 // value and any limit give a wait of max(schedule, min(pushback, limit)),
-// never negative and never wrapped.
+// never negative and never wrapped, unless the pushback is longer than both
+// the limit and the schedule's own delay: then the call ends at once with
+// ErrPushbackTooLong (testdata/fuzz/FuzzPushback holds the input that found
+// this target still expecting the old cut to the limit).
 func FuzzPushback(f *testing.F) {
 	f.Add(int64(5e9), int64(60e9), int64(1e9), false, int64(0), int64(0))
 	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), int64(0), false, int64(0), int64(0))
@@ -468,6 +471,13 @@ func FuzzPushback(f *testing.F) {
 		if pushback < 0 {
 			if calls != 1 || len(sleeps) != 0 || err != errBoom {
 				t.Fatalf("a negative pushback must stop: %d calls, sleeps %v, err %v", calls, sleeps, err)
+			}
+			return
+		}
+		if limit > 0 && pushback > time.Duration(limit) && pushback > time.Duration(next) {
+			// Longer than MaxPushback allows: the call ends at once.
+			if calls != 1 || len(sleeps) != 0 || !errors.Is(err, ErrPushbackTooLong) {
+				t.Fatalf("a pushback over MaxPushback must end the call: %d calls, sleeps %v, err %v", calls, sleeps, err)
 			}
 			return
 		}
