@@ -52,7 +52,6 @@ func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 }
 
 func pairs(kvs []attribute.KeyValue) []string { return oteltest.Pairs(kvs) }
-func attrs(s attribute.Set) string            { return oteltest.Attrs(s) }
 func events(s sdktrace.ReadOnlySpan) []string { return oteltest.Events(s) }
 
 // spanAttrs lists a span's attributes as "k=v", sorted.

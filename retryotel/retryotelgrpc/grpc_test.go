@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -109,7 +108,6 @@ func (r *rig) metrics(t *testing.T) map[string]map[string]point {
 	return oteltest.Metrics(t, r.reader)
 }
 
-func attrs(s attribute.Set) string            { return oteltest.Attrs(s) }
 func events(s sdktrace.ReadOnlySpan) []string { return oteltest.Events(s) }
 
 const checkMethod = "grpc.health.v1.Health/Check"
