@@ -375,10 +375,17 @@ func FuzzRetry(f *testing.F) {
 			}
 			wait := sched[i]
 			if kind == pushback {
-				wait = max(wait, min(pd, limit))
+				if pd > limit && pd > wait {
+					wantErr = ErrPushbackTooLong // longer than MaxPushback allows: the call ends at once
+					break
+				}
+				wait = max(wait, pd)
 			}
 			if deadline > 0 && wait >= time.Duration(deadline)*time.Second-elapsed {
 				wantErr = context.DeadlineExceeded
+				if kind == pushback && pd > sched[i] {
+					wantErr = ErrPushbackTooLong // the server's wait, not the schedule's, passes the deadline
+				}
 				break
 			}
 			wantSleeps = append(wantSleeps, wait)
