@@ -22,7 +22,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(leakChecked(m), 130, &cluster, &noPG))
+	os.Exit(pgtest.Main(pgtest.LeakChecked(m), 130, &cluster, &noPG))
 }
 
 // open returns a database/sql handle on the cluster through driver ("pgx" or

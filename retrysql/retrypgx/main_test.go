@@ -18,7 +18,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(leakChecked(m), 30, &cluster, &noPG))
+	os.Exit(pgtest.Main(pgtest.LeakChecked(m), 30, &cluster, &noPG))
 }
 
 // pool returns a pool on the cluster at addr (the cluster's when ""), closed

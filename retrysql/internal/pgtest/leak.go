@@ -1,4 +1,4 @@
-package retrysql_test
+package pgtest
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"go.uber.org/goleak"
 )
 
-// leakChecked runs m and then fails the run if any goroutine the tests
-// started (the runner's, the drivers', the proxies') is still there.
-func leakChecked(m *testing.M) func() int {
+// LeakChecked runs m and then fails the run if any goroutine the tests
+// started (the runner's, the drivers', the proxies') is still there. Give it
+// to Main: the cluster itself runs until after this check.
+func LeakChecked(m *testing.M) func() int {
 	return func() int {
 		code := m.Run()
 		if code == 0 {
-			// The cluster itself runs until after this check.
 			if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/seed-b8c8f69d/retry/retrysql/internal/pgtest.Start.func1")); err != nil {
 				fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 				return 1
