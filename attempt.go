@@ -43,18 +43,22 @@ func (a attemptConfig) observe(ctx context.Context, start time.Time) {
 	}
 }
 
-// call makes one attempt, and records its duration for WithLatency. With a
-// timeout, fn gets a context that ends after it, released as soon as fn
-// returns; own reports that fn failed after that context, not ctx, ended.
-func call[T any](ctx context.Context, fn func(context.Context) (T, error), a attemptConfig) (v T, err error, own bool) {
+// attempt makes one attempt with fn, or fnErr if set, and records its
+// duration for WithLatency. With a timeout, the function gets a context
+// that ends after it, released as soon as it returns; own reports that it
+// failed after that context, not ctx, ended.
+func attempt[T any](ctx context.Context, fn func(context.Context) (T, error), fnErr func(context.Context) error, a attemptConfig) (v T, err error, own bool) {
 	var start time.Time
 	if a.latency != nil {
 		start = a.now()
 	}
-	if a.timeout == 0 {
+	switch {
+	case a.timeout == 0 && fnErr != nil:
+		err = fnErr(ctx)
+	case a.timeout == 0:
 		v, err = fn(ctx)
-	} else {
-		v, err, own = callTimeout(ctx, fn, a.timeout)
+	default:
+		v, err, own = callTimeout(ctx, fn, fnErr, a.timeout)
 	}
 	if a.latency != nil {
 		a.observe(ctx, start)
@@ -62,44 +66,15 @@ func call[T any](ctx context.Context, fn func(context.Context) (T, error), a att
 	return v, err, own
 }
 
-// callTimeout calls fn under a context that ends after timeout.
-func callTimeout[T any](ctx context.Context, fn func(context.Context) (T, error), timeout time.Duration) (v T, err error, own bool) {
+// callTimeout calls fn, or fnErr if set, under a context that ends after
+// timeout.
+func callTimeout[T any](ctx context.Context, fn func(context.Context) (T, error), fnErr func(context.Context) error, timeout time.Duration) (v T, err error, own bool) {
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, err = fn(actx)
-	return v, err, err != nil && actx.Err() != nil && ctx.Err() == nil
-}
-
-// callErr is call for Do's functions.
-func callErr(ctx context.Context, fn func(context.Context) error, a attemptConfig) (err error, own bool) {
-	var start time.Time
-	if a.latency != nil {
-		start = a.now()
-	}
-	if a.timeout == 0 {
-		err = fn(ctx)
-	} else {
-		err, own = callErrTimeout(ctx, fn, a.timeout)
-	}
-	if a.latency != nil {
-		a.observe(ctx, start)
-	}
-	return err, own
-}
-
-// callErrTimeout is callTimeout for Do's functions.
-func callErrTimeout(ctx context.Context, fn func(context.Context) error, timeout time.Duration) (err error, own bool) {
-	actx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err = fn(actx)
-	return err, err != nil && actx.Err() != nil && ctx.Err() == nil
-}
-
-// attempt makes one attempt with fn, or fnErr if set.
-func attempt[T any](ctx context.Context, fn func(context.Context) (T, error), fnErr func(context.Context) error, a attemptConfig) (v T, err error, own bool) {
 	if fnErr != nil {
-		err, own = callErr(ctx, fnErr, a)
-		return v, err, own
+		err = fnErr(actx)
+	} else {
+		v, err = fn(actx)
 	}
-	return call(ctx, fn, a)
+	return v, err, err != nil && actx.Err() != nil && ctx.Err() == nil
 }

@@ -21,6 +21,9 @@ type pass struct {
 	lp Permit
 }
 
+// gate returns the gate of a call with config c.
+func (c *config) gate() gate { return gate{t: c.throttle, b: c.breaker, l: c.limiter} }
+
 // on reports whether g has anything to ask.
 func (g gate) on() bool { return g.t != nil || g.b != nil || g.l != nil }
 

@@ -145,7 +145,8 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 	}
 	checkOptions[T](entryHedge, opts)
 	release := releaseOf[T](opts)
-	cfg := newConfig(opts)
+	var cfg config
+	cfg.fold(opts)
 	reports := hedgeReports(opts)
 	if ctx.Err() != nil {
 		var zero T
@@ -158,7 +159,7 @@ func Hedge[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, 
 		}
 		return zero, err
 	}
-	g := gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}
+	g := cfg.gate()
 	var first pass
 	if g.on() {
 		var reason error

@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -43,14 +44,25 @@ func TestHedgeAdaptiveAllocations(t *testing.T) {
 		lat.Record(time.Hour)
 	}
 	opts := []retry.Option{retry.WithLatency(lat)}
+	// The mean number of allocations per call, not floored as
+	// testing.AllocsPerRun floors it: a call whose first attempt returns
+	// before Hedge arms its timer allocates one object less, so a count that
+	// meets even one such call out of 1000 floors to one less, and the two
+	// counts below differed now and then for that race alone.
 	count := func(s retry.Schedule) float64 {
-		return testing.AllocsPerRun(1000, func() {
-			_, _ = retry.Hedge(context.Background(), s, ok, opts...)
-		})
+		call := func() { _, _ = retry.Hedge(context.Background(), s, ok, opts...) }
+		call()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 1000 {
+			call()
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.Mallocs-before.Mallocs) / 1000
 	}
 	require.True(t, retry.PlanOf(lat.Quantile(0.95).AtLeast(5*time.Millisecond).Cap(time.Hour).Take(1)))
 	fixed := count(retry.Constant(time.Hour).Take(1))
 	adaptive := count(lat.Quantile(0.95).AtLeast(5 * time.Millisecond).Cap(time.Hour).Take(1))
-	assert.LessOrEqual(t, adaptive, fixed)
-	t.Logf("fixed %v, adaptive %v allocations", fixed, adaptive)
+	assert.Less(t, adaptive, fixed+0.5, "not one allocation more per call")
+	t.Logf("fixed %.3f, adaptive %.3f allocations per call", fixed, adaptive)
 }

@@ -36,7 +36,7 @@ func OnHedgeDone(f func(Outcome, HedgeResult)) Option {
 }
 
 // hedgeDoneOption is OnHedgeDone's kind. It is declared here rather than
-// among the others so that this hook stays in one file; newConfig ignores
+// among the others so that this hook stays in one file; config.fold ignores
 // it, and Hedge looks for it with hedgeReports.
 const hedgeDoneOption optionKind = 128
 

@@ -7,6 +7,316 @@ import (
 	"time"
 )
 
+// The two loops of a Retry or Do call, and the runner that decides for both.
+//
+// The flat loop is what Retry and Do run when the schedule is a plan's (see
+// plan.go) and the flat loop handles every option of the call
+// (config.flat): retrying draws each delay from a planIter in its own frame
+// and waits in its own select, so a parked call holds nothing on the heap
+// but its timer, and its stack is its caller's frames, Do's or Retry's, and
+// this one: it stays in the goroutine's first 2 KiB (TestParkedStack). The
+// rare paths (pushback, deadlines, budgets, hooks, custom clocks, giving up)
+// are out of line.
+//
+// The general loop is what any other call runs: generalWith, or gatedCall
+// for a call guarded by a Throttle, Breaker or Limiter alone, then general,
+// which ranges the schedule with a loop's yield function.
+//
+// Both read a call's options as one config, folded by config.fold
+// (config.go), make attempts with attempt (attempt.go), and decide through
+// the runner's methods (at the end of this file), so they decide alike:
+// FuzzRetryWaitsTheSchedule runs every schedule both ways.
+
+// retrying is Retry and Do. Exactly one of fn (Retry's) and fnErr (Do's,
+// with T struct{}) is set.
+//
+// A call without options makes its first attempt at once and, if it
+// succeeds, returns: that is the whole cost of a call that does not retry.
+// If it fails on a plan's Schedule, the call retries in this function's
+// frame, drawing its delays from a planIter; on any other Schedule it goes
+// the general way.
+//
+// A call with options makes each attempt in stepWith, which folds the
+// options into a config and decides what follows; on its first attempt it
+// takes the call the general way instead, with that config, unless the flat
+// loop can run it. This frame then waits for the delay it decided.
+//
+// This frame, and the caller's, are all a waiting call holds on its
+// goroutine's stack (Retry is inlined, and Do's frame holds this one's
+// arguments), so everything but the wait itself is out of line. A config
+// kept here would park Do 976 bytes deep, over the 888 that TestParkedStack
+// allows: stepWith folds it in its own frame, which returns before the
+// wait, at each attempt (config.fold takes a few ns for a few options).
+func retrying[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, opts []Option) (T, error) {
+	if s == nil || fn == nil && fnErr == nil {
+		badCall(s, fnErr != nil)
+	}
+	var v T
+	var err error
+	// The helpers below take opts by pointer: a slice is three words, and
+	// every word of a call's arguments takes room in this frame.
+	po := &opts
+	if len(opts) == 0 {
+		// The fast path: a call without options whose first attempt
+		// succeeds.
+		if ctx.Err() != nil {
+			return v, doneBefore(ctx)
+		}
+		if fnErr != nil {
+			err = fnErr(ctx)
+		} else {
+			v, err = fn(ctx)
+		}
+		if err == nil {
+			return v, nil
+		}
+		if planOf(s) == nil {
+			if fnErr != nil {
+				return v, generalDoAfter(ctx, s, fnErr, err)
+			}
+			return generalRetryAfter(ctx, s, fn, v, err)
+		}
+	}
+	// Declared here, not zeroed on the fast path.
+	var d time.Duration
+	var f flatState
+	if len(opts) == 0 {
+		f.n = 1
+		f.it.init(planOf(s)) // again: a variable kept across the first attempt would take room
+		d, err = f.decide(ctx, err)
+	} else {
+		d, v, err = stepWith(ctx, &f, s, fn, fnErr, po)
+	}
+
+	// The timer is a variable of its own, not part of f: the runtime keeps
+	// a timer, and escape analysis would then see all of f as kept.
+	var timer *time.Timer
+	for {
+		if d < 0 {
+			return v, err
+		}
+		// The general path's sleep on the real clock, written out so that
+		// the call parks in this frame (stepWith has waited on a custom
+		// clock already, and returned 0). err is nil, and then the wait's
+		// error until the next attempt.
+		if d > 0 {
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				err = ctx.Err()
+			}
+		}
+		if err == nil && ctx.Err() == nil {
+			// The next attempt.
+			if len(opts) > 0 {
+				d, v, err = stepWith(ctx, &f, nil, fn, fnErr, po)
+				continue
+			}
+			if fnErr != nil {
+				err = fnErr(ctx)
+			} else {
+				v, err = fn(ctx)
+			}
+			f.n++
+			if err == nil {
+				return v, nil
+			}
+			d, err = f.decide(ctx, err)
+			continue
+		}
+		// The wait ended without its retry.
+		if len(opts) > 0 {
+			return v, f.abandonWith(ctx, po, err)
+		}
+		return v, f.abandon(ctx, nil, err)
+	}
+}
+
+// badCall panics for a call of Retry, or Do if do, on a nil Schedule or a
+// nil function. Do checked its fn already, so a call without a function is
+// Retry's.
+//
+//go:noinline
+func badCall(s Schedule, do bool) {
+	if do {
+		mustSchedule("Do", s)
+	}
+	mustSchedule("Retry", s)
+	panic("retry: Retry: nil function")
+}
+
+// flatState is the state of the flat loop between attempts: the runner's,
+// the plan's run, and the start of a call whose OnRetry hooks need it (on
+// the heap, as the rarest part of the state, so as to keep the flat loop's
+// frame small).
+type flatState struct {
+	runner
+	it    planIter
+	start *time.Time
+}
+
+// The decisions between attempts are the runner's, in the helpers below,
+// out of line. The flat loop's frame keeps no config: a call without
+// options has none, and with options stepWith folds the call's config in
+// its own frame, which returns before the wait.
+
+// decide decides what follows a failed attempt with error err of a call
+// without options: it returns the wait before the next attempt, or -1 and
+// the error to report.
+//
+//go:noinline
+func (f *flatState) decide(ctx context.Context, err error) (time.Duration, error) {
+	// The runner's fail, without options: the common case written out,
+	// since this runs after every failed attempt.
+	permanent, pb := markers(err)
+	if permanent || pb != nil {
+		f.last = unmark(err)
+		if permanent || pb.refused() {
+			return -1, f.last
+		}
+	} else {
+		f.last = err // no marker: markers would have seen one at the top
+	}
+	if ctx.Err() != nil {
+		return -1, f.giveUp(context.Cause(ctx))
+	}
+	d, ok := f.it.next()
+	if !ok {
+		return -1, f.giveUp(ErrExhausted)
+	}
+	if pb == nil && f.x == noDeadline {
+		return d, nil // nothing more to decide: no pushback, no deadline, no budget
+	}
+	d, out := f.pace(ctx, nil, defaultMaxPushback, pb, d)
+	if out != nil {
+		return -1, out
+	}
+	return d, nil
+}
+
+// stepWith makes attempt f.n+1 of a call with options *opts: it folds the
+// options into a config and, on the first attempt, takes the call the
+// general way with it unless s is a plan's Schedule and the flat loop
+// handles every option (config.flat), or starts the call (see
+// config.begin). If the attempt fails it decides what follows (decideWith).
+// It returns the wait before the next attempt, or -1 with the call's
+// result. Only the first attempt reads s: the flat loop passes nil after
+// it, rather than keep s live across its waits (16 bytes of its frame).
+//
+// If OnRetry hooks need the start time, it keeps it in f.start, on the
+// heap: the rarest part of a call's state, kept out of the flat loop's
+// frame, and made only when the call retries.
+//
+//go:noinline
+func stepWith[T any](ctx context.Context, f *flatState, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, opts *[]Option) (d time.Duration, v T, err error) {
+	var cfg config
+	cfg.fold(*opts)
+	first := f.n == 0
+	var start time.Time
+	if first {
+		if planOf(s) == nil || !cfg.flat {
+			v, err = generalWith(ctx, s, fn, fnErr, &cfg, *opts)
+			return -1, v, err
+		}
+		if ctx.Err() != nil {
+			return -1, v, doneBefore(ctx)
+		}
+		start = cfg.begin()
+	}
+	v, err, own := attempt(ctx, fn, fnErr, cfg.attempt())
+	f.n++
+	if err == nil {
+		return -1, v, nil
+	}
+	if first {
+		f.it.init(planOf(s))
+		if cfg.hasHooks {
+			f.start = new(time.Time)
+			*f.start = start
+		}
+	}
+	d, err = f.decideWith(ctx, &cfg, *opts, err, own)
+	return d, v, err
+}
+
+// decideWith is decide for a call with config cfg and options opts, after
+// an attempt that failed with err, after its own AttemptTimeout if own.
+// With a custom clock it also waits, on that clock, and returns 0 (a wait
+// already made).
+func (f *flatState) decideWith(ctx context.Context, cfg *config, opts []Option, err error, own bool) (time.Duration, error) {
+	pb, out, done := f.fail(ctx, opts, cfg.hasIf, err, own)
+	if done {
+		return -1, out
+	}
+	d, ok := f.it.next()
+	if !ok {
+		return -1, f.giveUp(ErrExhausted)
+	}
+	if d, out = f.allow(ctx, cfg.clock, cfg.maxPushback, cfg.budget, pb, d); out != nil {
+		return -1, out
+	}
+	if f.start != nil {
+		f.notify(&opts, cfg.clock, f.start, d)
+	}
+	if cfg.clock == nil {
+		return d, nil
+	}
+	if err := cfg.clock.Sleep(ctx, d); err != nil || ctx.Err() != nil {
+		return -1, f.abandon(ctx, cfg.budget, err)
+	}
+	return 0, nil
+}
+
+// abandonWith is the runner's abandon for a call with options *opts, whose
+// wait on the real clock ended without its retry.
+//
+//go:noinline
+func (f *flatState) abandonWith(ctx context.Context, opts *[]Option, err error) error {
+	var cfg config
+	cfg.fold(*opts)
+	return f.abandon(ctx, cfg.budget, err)
+}
+
+// The first attempt of a call whose only options are WithThrottle,
+// WithBreaker, WithLimiter and WithClock (config.gated): the common way to
+// guard a dependency. Such a call needs no more for its first attempt (no
+// budget to credit, no start time to take, no attempt timeout, nothing to
+// observe), so it asks its gate and makes the attempt straight away, and
+// goes on through the general path only if the attempt fails. It makes
+// exactly the decisions generalWith would: TestGatedCall compares them.
+
+// gatedCall is generalWith for a gated call with config cfg and options
+// opts.
+func gatedCall[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option) (T, error) {
+	var v T
+	if ctx.Err() != nil {
+		return v, doneBefore(ctx)
+	}
+	g := cfg.gate()
+	p, reason := g.enter(ctx)
+	if reason != nil {
+		return v, newError(0, nil, reason)
+	}
+	defer g.abort(&p) // fn panicked: its attempt counts for nothing
+	var err error
+	if fnErr != nil {
+		err = fnErr(ctx)
+	} else {
+		v, err = fn(ctx)
+	}
+	if err == nil {
+		g.leave(&p, accepted)
+		return v, nil
+	}
+	return general(ctx, s, fn, fnErr, cfg, opts, time.Time{}, v, err, false, &p)
+}
+
 // general continues a Retry or Do call with config cfg and options opts,
 // started at start, whose first attempt failed with err (own: after its own
 // AttemptTimeout) or returned a value v that IfValue rejected (err is then
@@ -17,7 +327,7 @@ import (
 func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option, start time.Time, v T, err error, own bool, p *pass) (T, error) {
 	l := &loop[T]{v: v, fn: fn, fnErr: fnErr}
 	l.init(ctx, cfg, opts, start)
-	if l.g = (gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}); l.g.on() {
+	if l.g = cfg.gate(); l.g.on() {
 		l.p, *p = *p, pass{}
 		defer l.g.abort(&l.p)
 	}
@@ -38,22 +348,6 @@ func general[T any](ctx context.Context, s Schedule, fn func(context.Context) (T
 	return l.v, out
 }
 
-// generalRetry and generalDo are a Retry or a Do call, with options *opts,
-// through the general path, from the first attempt. The flat loop calls
-// them, and they are never inlined, so that their callees' arguments take no
-// room in its frame.
-
-//go:noinline
-func generalRetry[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), opts *[]Option) (T, error) {
-	return generalCall(ctx, s, fn, nil, *opts)
-}
-
-//go:noinline
-func generalDo(ctx context.Context, s Schedule, fn func(context.Context) error, opts *[]Option) error {
-	_, err := generalCall[struct{}](ctx, s, nil, fn, *opts)
-	return err
-}
-
 // generalRetryAfter and generalDoAfter continue a Retry or a Do call without
 // options, whose first attempt failed with err (v its value), through the
 // general path.
@@ -69,21 +363,18 @@ func generalDoAfter(ctx context.Context, s Schedule, fn func(context.Context) er
 	return err
 }
 
-// generalCall is a call through the general path, from the first attempt.
+// generalWith is a Retry or Do call with config cfg, folded from its options
+// opts (see stepWith), through the general path, from the first attempt.
 // Exactly one of fn and fnErr is set.
-func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, opts []Option) (T, error) {
-	if g, ok := gateOf(opts); ok {
-		return gatedCall(ctx, s, fn, fnErr, opts, g) // gate_call.go
+func generalWith[T any](ctx context.Context, s Schedule, fn func(context.Context) (T, error), fnErr func(context.Context) error, cfg *config, opts []Option) (T, error) {
+	if cfg.gated {
+		return gatedCall(ctx, s, fn, fnErr, cfg, opts)
 	}
 	var v T
-	cfg := defaultConfig
-	if len(opts) > 0 {
-		cfg = newConfig(opts)
-		if fnErr != nil {
-			checkOptions[T](entryDo, opts)
-		} else {
-			checkOptions[T](entryRetry, opts)
-		}
+	if fnErr != nil {
+		checkOptions[T](entryDo, opts)
+	} else {
+		checkOptions[T](entryRetry, opts)
 	}
 	if ctx.Err() != nil {
 		err := doneBefore(ctx)
@@ -93,7 +384,7 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 		return v, err
 	}
 	var p pass
-	g := gate{t: cfg.throttle, b: cfg.breaker, l: cfg.limiter}
+	g := cfg.gate()
 	if g.on() {
 		var reason error
 		if p, reason = g.enter(ctx); reason != nil {
@@ -116,7 +407,7 @@ func generalCall[T any](ctx context.Context, s Schedule, fn func(context.Context
 		}
 		return v, nil
 	}
-	return general(ctx, s, fn, fnErr, &cfg, opts, start, v, err, own, &p)
+	return general(ctx, s, fn, fnErr, cfg, opts, start, v, err, own, &p)
 }
 
 // loop is the state of a Retry or Do call that retries through the general
@@ -251,11 +542,7 @@ func (l *loop[T]) step(d time.Duration) bool {
 	}
 	var err error
 	var own bool
-	if l.fnErr != nil {
-		err, own = callErr(l.ctx, l.fnErr, l.cfg.attempt())
-	} else {
-		l.v, err, own = call(l.ctx, l.fn, l.cfg.attempt())
-	}
+	l.v, err, own = attempt(l.ctx, l.fn, l.fnErr, l.cfg.attempt())
 	l.n++
 	l.rejected = err == nil
 	if err == nil && (l.preds == nil || !rejects(l.preds, l.v)) {
@@ -305,7 +592,7 @@ func (l *loop[T]) wait(d time.Duration) (error, bool) {
 		return out, true
 	}
 	if c.hasHooks {
-		l.notify(l.opts, c.clock, l.start, d)
+		l.notify(&l.opts, c.clock, &l.start, d)
 	}
 	if err := sleep(l.ctx, c.clock, &l.timer, d); err != nil || l.ctx.Err() != nil {
 		return l.abandon(l.ctx, c.budget, err), true
@@ -441,15 +728,20 @@ func now(clock Clock) time.Time {
 
 // notify runs the OnRetry hooks among opts before a wait of d, with the
 // time elapsed on clock (nil: the real one) since start.
-func (r *runner) notify(opts []Option, clock Clock, start time.Time, d time.Duration) {
+//
+// Its arguments are pointers, and a logger's event is built out of line
+// (logRetryAttempt): the OnRetry hooks run below this frame, in the room
+// left of the goroutine's stack.
+func (r *runner) notify(opts *[]Option, clock Clock, start *time.Time, d time.Duration) {
 	returned := false
-	defer refundUnless(&returned, opts) // a hook that panics stops the retry: see hook_panic.go
-	a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: now(clock).Sub(start)}
-	for i := range opts {
-		if opts[i].kind == onRetryOption {
-			opts[i].ref.(func(Attempt))(a)
-		} else if f := logOf(opts[i]); f != nil {
-			f(logEvent{kind: logRetryEvent, attempt: a})
+	defer refundUnless(&returned, *opts) // a hook that panics stops the retry: see hook_panic.go
+	a := Attempt{Number: r.n, Err: r.last, Delay: d, Elapsed: now(clock).Sub(*start)}
+	for i := range *opts {
+		o := &(*opts)[i]
+		if o.kind == onRetryOption {
+			o.ref.(func(Attempt))(a)
+		} else if o.kind == logOption {
+			logRetryAttempt(o, &a)
 		}
 	}
 	returned = true

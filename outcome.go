@@ -57,21 +57,3 @@ func OnDone(f func(Outcome)) Option {
 	}
 	return Option{kind: onDoneOption, ref: f}
 }
-
-// done calls the OnDone hooks of opts with the outcome of a call that
-// started at start (the zero Time if no attempt was made), made attempts
-// attempts and returns err for reason. It reads opts without keeping them,
-// so they do not escape.
-func (c *config) done(opts []Option, start time.Time, attempts int, err, reason error) {
-	o := Outcome{Attempts: attempts, Err: err, Reason: reason}
-	if attempts > 0 {
-		o.Elapsed = c.now().Sub(start)
-	}
-	for _, opt := range opts {
-		if opt.kind == onDoneOption {
-			opt.ref.(func(Outcome))(o)
-		} else if f := logOf(opt); f != nil {
-			f(logEvent{kind: logDoneEvent, outcome: o})
-		}
-	}
-}

@@ -13,7 +13,7 @@ import (
 // planSchedule), and a combinator applied to one returns a new plan rather
 // than a relay around it (see planOf), so that Retry and Do can draw the
 // delays of a built-in chain in a flat loop with the state in its locals
-// (plan_loop.go), and ranging one is a loop over planIter.next with no relay
+// (loop.go), and ranging one is a loop over planIter.next with no relay
 // at all (plan_iter.go). A chain that a plan cannot hold (a hand-written
 // Schedule anywhere in it, more Within than a planIter has room for, a Then
 // after a Take or Within that spans a Then) is built with relays instead,

@@ -154,21 +154,6 @@ func stateName(s BreakerState) string {
 	return s.String()
 }
 
-// addLogger records in c what the WithLogger option f will log: OnRetry's
-// and OnDone's paths are taken only for the levels its logger has enabled.
-func (c *config) addLogger(f logFunc) {
-	l := f(logEvent{kind: probe})
-	c.hasHooks = c.hasHooks || l&logsHooks != 0
-	c.hasDone = c.hasDone || l&logsDone != 0
-}
-
-// silent reports whether o is a WithLogger option whose logger has none of
-// its levels enabled: the flat loop can run such a call, which logs nothing.
-func silent(o Option) bool {
-	f := logOf(o)
-	return f != nil && f(logEvent{kind: probe}) == 0
-}
-
 // logRetry logs the retry of Retry or Do that a describes.
 func logRetry(logger *slog.Logger, a Attempt) {
 	ctx := context.Background()
@@ -235,12 +220,4 @@ func reasonName(reason error) string {
 		return "deadline"
 	}
 	return "cancelled"
-}
-
-// logOf returns the logFunc of o, a WithLogger option, or nil.
-func logOf(o Option) logFunc {
-	if o.kind != logOption {
-		return nil
-	}
-	return o.ref.(logFunc)
 }

@@ -34,29 +34,6 @@ func IfValue[T any](retry func(T) bool) Option {
 // call panics. It allocates nothing.
 func (o Option) JudgesValues() bool { return o.kind == ifValueOption }
 
-// rejected reports whether an IfValue option of opts, checked by
-// checkOptions, returns true for v.
-func rejected[T any](opts []Option, v T) bool {
-	for _, o := range opts {
-		if o.kind == ifValueOption && o.ref.(func(T) bool)(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// valuePreds returns the functions of the IfValue options of opts, checked
-// by checkOptions, for a loop to keep.
-func valuePreds[T any](opts []Option) []func(T) bool {
-	var preds []func(T) bool
-	for _, o := range opts {
-		if o.kind == ifValueOption {
-			preds = append(preds, o.ref.(func(T) bool))
-		}
-	}
-	return preds
-}
-
 // rejects reports whether any of preds returns true for v.
 func rejects[T any](preds []func(T) bool, v T) bool {
 	for _, p := range preds {
