@@ -76,7 +76,7 @@ var ErrThrottled = errors.New("retry: throttled")
 type Throttle struct {
 	k     float64
 	clock Clock         // nil: the real clock
-	w     window        // count 0: sent (settled), count 1: accepts
+	w     window        // count 0: sent and not accepted, count 1: sent and accepted
 	rej   window        // count 0: rejected; one stripe
 	cache throttleCache // the current step's probability
 	src   rand.Source   // ThrottleRand's; nil: the runtime's generator
@@ -241,10 +241,10 @@ func (t *Throttle) mustBeMade(where string) {
 // compute returns the probability in step tick from the window's counts
 // of the steps before it.
 func (t *Throttle) compute(tick int64) float64 {
-	sent, acc := t.w.sum(tick-(windowBuckets-1), tick-1)
+	fail, acc := t.w.sum(tick-(windowBuckets-1), tick-1)
 	rej, _ := t.rej.sum(tick-(windowBuckets-1), tick-1)
-	rs, ra := t.w.sum(tick-recentSteps, tick-1)
-	return t.probability(sent+rej, acc, rs, ra)
+	rf, ra := t.w.sum(tick-recentSteps, tick-1)
+	return t.probability(fail+acc+rej, acc, rf+ra, rf)
 }
 
 // recentSteps is the number of steps, before the current one, from which
@@ -255,28 +255,27 @@ func (t *Throttle) compute(tick int64) float64 {
 const recentSteps = 8
 
 // probability is the formula: for r requests (rejected ones included) and
-// a accepts over the window, of which sent attempts were sent and accepted
-// accepted over its last recentSteps steps.
-func (t *Throttle) probability(r, a, sent, accepted uint64) float64 {
+// a accepts over the window, and, over its last recentSteps steps, sent
+// attempts sent and failed of them not accepted.
+func (t *Throttle) probability(r, a, sent, failed uint64) float64 {
 	fr := float64(r)
 	p := min(maxReject, max(0, (fr-t.k*float64(a))/(fr+1)))
 	if p == 0 {
 		return 0
 	}
-	return p * t.weight(sent, accepted)
+	return p * t.weight(sent, failed)
 }
 
 // weight returns the weight of the book's probability (see Probability)
-// for the attempts sent lately and those accepted.
-func (t *Throttle) weight(sent, accepted uint64) float64 {
+// for the attempts sent lately and those of them not accepted.
+func (t *Throttle) weight(sent, failed uint64) float64 {
 	if sent == 0 {
 		return 1 // no news
 	}
-	failed := float64(sent - min(accepted, sent)) // an accept is counted just before its request
 	if failed == 0 {
 		return 0
 	}
-	return min(1, failed/(float64(sent)*(1-1/t.k)/4)) // +Inf for K = 1: 1
+	return min(1, float64(failed)/(float64(sent)*(1-1/t.k)/4)) // +Inf for K = 1: 1
 }
 
 // throttleTicket is what an attempt that t let through reports its outcome
@@ -320,13 +319,14 @@ func (t *Throttle) settle(tk throttleTicket, v verdict) {
 	if !tk.ok || v == neither {
 		return
 	}
-	// The accept goes in first: a step computed between the two adds must
-	// not see a request without its accept.
-	s := t.w.stripe()
+	// One add, one compare-and-swap: a request is counted as accepted or
+	// not, never as a request first and an accept after, so a step
+	// computed at any moment sees each request with its accept.
+	kind := 0
 	if v == accepted {
-		t.w.add(tk.tick, s, 1)
+		kind = 1
 	}
-	t.w.add(tk.tick, s, 0)
+	t.w.add(tk.tick, t.w.stripe(), kind)
 }
 
 // throttleCache holds the probability of one step, computed by the first

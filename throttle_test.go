@@ -27,9 +27,9 @@ func throttled(t *testing.T, th *Throttle, clock Clock, n int, err error) int {
 // window now, the current step included.
 func (t *Throttle) counts() (requests, accepts uint64) {
 	tick, _ := t.w.now(t.clock, nil)
-	sent, accepts := t.w.sum(tick-(windowBuckets-1), tick)
+	failed, accepts := t.w.sum(tick-(windowBuckets-1), tick)
 	rejected, _ := t.rej.sum(tick-(windowBuckets-1), tick)
-	return sent + rejected, accepts
+	return failed + accepts + rejected, accepts
 }
 
 func TestThrottleProbability(t *testing.T) {
