@@ -110,8 +110,9 @@ func (c *config) addLogger(f logFunc) bool {
 	return l != 0
 }
 
-// defaultConfig is the config of a call without options.
-var defaultConfig = config{maxPushback: defaultMaxPushback}
+// defaultConfig is the config of a call without options: what fold makes
+// of none (TestFoldNothing).
+var defaultConfig = config{maxPushback: defaultMaxPushback, flat: true}
 
 // begin does what starting a call with options requires: it deposits into
 // the budget, and returns the start time when OnRetry or OnDone need

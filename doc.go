@@ -112,12 +112,12 @@
 //	OnDone          yes     yes     yes     yes           yes
 //	OnHedgeDone     refused refused yes     refused       yes (2)
 //	IfValue         yes     refused refused refused       refused
-//	OnDiscard         yes (3) refused yes     refused       yes
+//	OnDiscard       yes (3) refused yes     refused       yes
 //	MaxRetriesIf    yes     yes     yes (4) yes           yes (4)
 //	MaxElapsed      yes     yes     yes (5) yes           yes (5)
 //	MaxPushback     yes     yes     yes     yes           refused
 //	AttemptTimeout  yes     yes     yes     yes           yes
-//	WithLatency         yes     yes     yes     yes           yes
+//	WithLatency     yes     yes     yes     yes           yes
 //	WithBudget      yes     yes     yes     yes           yes
 //	WithThrottle    yes     yes     yes     yes           yes
 //	WithBreaker     yes     yes     yes     yes           yes

@@ -607,9 +607,8 @@ func (l *loop[T]) wait(d time.Duration) (error, bool) {
 // options they need as arguments rather than keep them: escape analysis sees
 // a struct as a whole, so options kept in a runner would count as kept
 // wherever the runner's error is, and a call with options would then
-// allocate them even on success; and the flat loop's frame, and the frames
-// below which the flat loop runs user code, have no room to spare for a
-// config.
+// allocate them even on success; and the flat loop's frame, which a
+// runner is part of, has no room to spare for a config.
 type runner struct {
 	n    int     // attempts made
 	last error   // the last attempt's error, unmarked

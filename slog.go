@@ -37,12 +37,12 @@ const (
 // Hedge, each attempt after the first at slog.LevelDebug ("hedge":
 // retry.attempt, the new one; retry.hedge.trigger, "delay" or "failure";
 // retry.delay; error after a failure); each give-up at slog.LevelWarn
-// ("retry gave up", or "retry refused" for a Throttle's or Breaker's
-// refusal: retry.reason, retry.attempts, retry.call.duration, error). A
-// success, or an error not retried, logs nothing. The keys, and
+// ("retry gave up", or "retry refused" for a Throttle's, Breaker's or
+// Limiter's refusal: retry.reason, retry.attempts, retry.call.duration,
+// error). A success, or an error not retried, logs nothing. The keys, and
 // retry.reason's values ("exhausted", "max_elapsed", "budget_exhausted",
-// "pushback_too_long", "throttled", "open", "deadline", "cancelled"), are
-// retryotel's; BreakerLogger logs a Breaker's state changes.
+// "pushback_too_long", "throttled", "open", "limited", "deadline",
+// "cancelled"), are retryotel's; BreakerLogger logs a Breaker's state changes.
 //
 // Records are logged on the goroutine that runs OnRetry and OnDone hooks,
 // without the call's context. The levels are read when the call starts: a
@@ -191,7 +191,7 @@ func logDone(logger *slog.Logger, o Outcome) {
 	}
 	reason := reasonName(o.Reason)
 	msg := "retry gave up"
-	if reason == "throttled" || reason == "open" {
+	if reason == "throttled" || reason == "open" || reason == "limited" {
 		msg = "retry refused"
 	}
 	logger.LogAttrs(ctx, levelGiveUp, msg,
@@ -216,6 +216,8 @@ func reasonName(reason error) string {
 		return "throttled"
 	case errors.Is(reason, ErrBreakerOpen):
 		return "open"
+	case errors.Is(reason, ErrLimited):
+		return "limited"
 	case errors.Is(reason, context.DeadlineExceeded):
 		return "deadline"
 	}

@@ -134,6 +134,18 @@ func TestWithLogger(t *testing.T) {
 		require.ErrorIs(t, err, retry.ErrBreakerOpen)
 		assert.Equal(t, []string{"WARN retry refused retry.reason=open retry.attempts=0 retry.call.duration=0s error=" + err.Error()}, rec.all())
 	})
+	t.Run("Limiter refusal", func(t *testing.T) {
+		clock := retry.NewFakeClock(epoch)
+		limiter := retry.NewLimiter(retry.LimiterMax(1), retry.LimiterInitial(1), retry.LimiterClock(clock))
+		p, ok := limiter.TryAcquire() // the only permit: the call finds none
+		require.True(t, ok)
+		defer p.Drop()
+		rec := &records{level: slog.LevelDebug}
+		err := retry.Do(t.Context(), retry.Delays(), failing, retry.WithLimiter(limiter), retry.WithClock(clock),
+			retry.WithLogger(slog.New(rec)))
+		require.ErrorIs(t, err, retry.ErrLimited)
+		assert.Equal(t, []string{"WARN retry refused retry.reason=limited retry.attempts=0 retry.call.duration=0s error=" + err.Error()}, rec.all())
+	})
 	t.Run("Hedge: each hedge, at Debug", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rec := &records{level: slog.LevelDebug}

@@ -71,6 +71,7 @@ const (
 	reasonCancelled   = "cancelled"
 	reasonThrottled   = "throttled"
 	reasonCircuitOpen = "open"
+	reasonLimited     = "limited"
 	reasonPushback    = "pushback_too_long"
 )
 
@@ -90,6 +91,7 @@ var knownReasons = []reason{
 	{retry.ErrPushbackTooLong, reasonPushback},
 	{retry.ErrThrottled, reasonThrottled},
 	{retry.ErrBreakerOpen, reasonCircuitOpen},
+	{retry.ErrLimited, reasonLimited},
 	{context.DeadlineExceeded, reasonDeadline},
 	{context.Canceled, reasonCancelled},
 }

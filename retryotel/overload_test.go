@@ -71,3 +71,18 @@ func TestBreaker(t *testing.T) {
 	}, m[retryotel.MetricBreakerState])
 	assert.Equal(t, point{Value: float64(open)}, m[retryotel.MetricCalls]["retry.dependency=db,retry.reason=open"])
 }
+
+// TestLimiterRefusal: a call that a Limiter refuses counts under its own
+// reason, limited, not as a cancellation.
+func TestLimiterRefusal(t *testing.T) {
+	clock := retry.NewFakeClock(t0)
+	limiter := retry.NewLimiter(retry.LimiterMax(1), retry.LimiterInitial(1), retry.LimiterClock(clock))
+	p, ok := limiter.TryAcquire() // the only permit: the call finds none
+	require.True(t, ok)
+	defer p.Drop()
+	r := newRig(t)
+	opts := append(r.tel.Options(), retry.WithClock(clock), retry.WithLimiter(limiter))
+	err := retry.Do(context.Background(), retry.Constant(0).Take(1), func(context.Context) error { return errFlaky }, opts...)
+	require.ErrorIs(t, err, retry.ErrLimited)
+	assert.Equal(t, map[string]point{"retry.dependency=db,retry.reason=limited": {Value: 1}}, r.metrics(t)[retryotel.MetricCalls])
+}
