@@ -71,9 +71,7 @@ const (
 //
 // LimiterMin panics if n is less than 1.
 func LimiterMin(n int) LimiterOption {
-	if n < 1 {
-		panic("retry: LimiterMin: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("LimiterMin", n)
 	return LimiterOption{kind: limiterMin, n: n}
 }
 
@@ -82,9 +80,7 @@ func LimiterMin(n int) LimiterOption {
 //
 // LimiterMax panics if n is less than 1.
 func LimiterMax(n int) LimiterOption {
-	if n < 1 {
-		panic("retry: LimiterMax: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("LimiterMax", n)
 	return LimiterOption{kind: limiterMax, n: n}
 }
 
@@ -96,10 +92,17 @@ func LimiterMax(n int) LimiterOption {
 //
 // LimiterInitial panics if n is less than 1.
 func LimiterInitial(n int) LimiterOption {
-	if n < 1 {
-		panic("retry: LimiterInitial: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("LimiterInitial", n)
 	return LimiterOption{kind: limiterInitial, n: n}
+}
+
+// mustCount panics with a retry: message, naming fn, when the count n is
+// less than 1: the check of LimiterMin, LimiterMax, LimiterInitial,
+// BreakerMinCalls and BreakerProbes.
+func mustCount(fn string, n int) {
+	if n < 1 {
+		panic("retry: " + fn + ": count " + strconv.Itoa(n) + " is less than 1")
+	}
 }
 
 // LimiterMaxWait returns a LimiterOption that sets how long Acquire waits
