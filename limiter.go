@@ -153,7 +153,7 @@ func NewLimiter(opts ...LimiterOption) *Limiter {
 	l.origin = origin(l.clock)
 	l.limit.Store(int64(initial))
 	l.est.limit = float64(initial)
-	l.est.start = l.now()
+	l.est.start = l.now(nil)
 	return l
 }
 
@@ -207,9 +207,13 @@ func (p Permit) Failure() { p.release(sampleFailed) }
 func (p Permit) Drop() { p.release(sampleNone) }
 
 // TryAcquire returns a permit if one is free, without waiting.
-func (l *Limiter) TryAcquire() (Permit, bool) {
+func (l *Limiter) TryAcquire() (Permit, bool) { return l.tryAcquire(nil) }
+
+// tryAcquire is TryAcquire, reading the real clock through rd (see
+// reading).
+func (l *Limiter) tryAcquire(rd *reading) (Permit, bool) {
 	if l.take() {
-		return Permit{l: l, start: l.now()}, true
+		return Permit{l: l, start: l.now(rd)}, true
 	}
 	l.full.Store(true)
 	return Permit{}, false
@@ -220,11 +224,15 @@ func (l *Limiter) TryAcquire() (Permit, bool) {
 // matches ErrLimited and carries a RetryAfter pushback (see ErrLimited); if
 // ctx ends first, or has ended, it returns context.Cause(ctx). A wait
 // allocates; a permit free at once does not.
-func (l *Limiter) Acquire(ctx context.Context) (Permit, error) {
+func (l *Limiter) Acquire(ctx context.Context) (Permit, error) { return l.acquire(ctx, nil) }
+
+// acquire is Acquire, reading the real clock through rd (see reading) for
+// a permit free at once.
+func (l *Limiter) acquire(ctx context.Context, rd *reading) (Permit, error) {
 	if ctx.Err() != nil {
 		return Permit{}, context.Cause(ctx)
 	}
-	if p, ok := l.TryAcquire(); ok {
+	if p, ok := l.tryAcquire(rd); ok {
 		return p, nil
 	}
 	if l.maxWait <= 0 {
@@ -246,12 +254,17 @@ func (l *Limiter) take() bool {
 	}
 }
 
-// now returns the time on l's clock since l.origin.
-func (l *Limiter) now() time.Duration {
-	if l.clock == nil {
-		return time.Since(monoBase)
+// now returns the time on l's clock since l.origin: on the real clock,
+// rd's reading if it has one (see reading; the Limiter is the last to read
+// it, so it does not fill it).
+func (l *Limiter) now(rd *reading) time.Duration {
+	switch {
+	case l.clock != nil:
+		return l.clock.Now().Sub(l.origin)
+	case rd != nil && rd.ok:
+		return rd.d
 	}
-	return l.clock.Now().Sub(l.origin)
+	return time.Since(monoBase)
 }
 
 // refusal is the error of an attempt that got no permit.
@@ -277,7 +290,7 @@ func (p Permit) release(k sampleKind) {
 		return
 	}
 	if k != sampleNone {
-		now := l.now()
+		now := l.now(nil)
 		inflight := int(l.inflight.Load())
 		l.mu.Lock()
 		next := l.est.add(now, now-p.start, inflight, k == sampleFailed, l)
@@ -334,7 +347,7 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 	if l.take() {
 		l.waiting.Add(-1)
 		l.mu.Unlock()
-		return Permit{l: l, start: l.now()}, nil
+		return Permit{l: l, start: l.now(nil)}, nil
 	}
 	l.queue = append(l.queue, w)
 	l.mu.Unlock()
@@ -361,7 +374,7 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 	var err error
 	select {
 	case <-w.ch:
-		return Permit{l: l, start: l.now()}, nil
+		return Permit{l: l, start: l.now(nil)}, nil
 	case <-timer:
 		err = l.refusal()
 	case <-slept:
