@@ -41,7 +41,6 @@ type Limiter struct {
 	limit    atomic.Int64 // the permits that may be out at once
 	inflight atomic.Int64 // permits out, including those granted to waiters
 	waiting  atomic.Int64 // goroutines in Acquire that may be queued
-	full     atomic.Bool  // some Acquire or TryAcquire found no permit since the last update
 	hint     atomic.Int64 // ErrLimited's pushback, in ns: the latest round trip
 
 	mu    sync.Mutex     // guards queue and est
@@ -215,7 +214,6 @@ func (l *Limiter) tryAcquire(rd *reading) (Permit, bool) {
 	if l.take() {
 		return Permit{l: l, start: l.now(rd)}, true
 	}
-	l.full.Store(true)
 	return Permit{}, false
 }
 
@@ -294,9 +292,6 @@ func (p Permit) release(k sampleKind) {
 		inflight := int(l.inflight.Load())
 		l.mu.Lock()
 		next := l.est.add(now, now-p.start, inflight, k == sampleFailed, l)
-		if next >= 0 {
-			l.full.Store(false)
-		}
 		l.mu.Unlock()
 		if next >= 0 && next > l.limit.Swap(next) && l.waiting.Load() > 0 {
 			l.grant()
