@@ -159,9 +159,7 @@ func BreakerRatio(r float64) BreakerOption {
 //
 // BreakerMinCalls panics if n is less than 1.
 func BreakerMinCalls(n int) BreakerOption {
-	if n < 1 {
-		panic("retry: BreakerMinCalls: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("BreakerMinCalls", n)
 	return BreakerOption{kind: breakerMinCalls, n: n}
 }
 
@@ -183,9 +181,7 @@ func BreakerWindow(d time.Duration) BreakerOption {
 //
 // BreakerProbes panics if n is less than 1.
 func BreakerProbes(n int) BreakerOption {
-	if n < 1 {
-		panic("retry: BreakerProbes: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("BreakerProbes", n)
 	return BreakerOption{kind: breakerProbes, n: n}
 }
 

@@ -30,9 +30,9 @@ func (g gate) on() bool { return g.t != nil || g.b != nil || g.l != nil }
 // enter asks whether an attempt may be made: a pass if so, or the reason to
 // give up with. The Breaker asks first, so that the requests a Throttle
 // counts while a Breaker is open do not make it reject the probes; an
-// attempt the Throttle then rejects gives its Breaker slot back. The two
-// share one reading of the real clock. The Limiter is asked last, waiting
-// for a permit as its Acquire does (see acquire).
+// attempt the Throttle then rejects gives its Breaker slot back. The Limiter
+// is asked last, waiting for a permit as its Acquire does (see acquire).
+// The three share one reading of the real clock.
 func (g gate) enter(ctx context.Context) (pass, error) {
 	var rd reading
 	var p pass
@@ -53,7 +53,7 @@ func (g gate) enter(ctx context.Context) (pass, error) {
 		}
 	}
 	if g.l != nil { // acquire is not inlined: no call without a Limiter
-		if err := g.acquire(ctx, &p); err != nil {
+		if err := g.acquire(ctx, &p, &rd); err != nil {
 			return pass{}, err
 		}
 	}

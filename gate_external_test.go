@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestOverloadAllocations checks that a Throttle and a Breaker add no
-// allocation to a call that succeeds at once, on the real clock and on a
-// FakeClock, nor asking a Breaker outside Retry and reporting.
+// TestOverloadAllocations checks that a Throttle, a Breaker and a Limiter
+// add no allocation to a call that succeeds at once, on the real clock and
+// on a FakeClock, nor asking a Breaker outside Retry and reporting.
 func TestOverloadAllocations(t *testing.T) {
 	skipRace(t)
 	ctx := context.Background()
@@ -22,6 +22,7 @@ func TestOverloadAllocations(t *testing.T) {
 	clock := retry.NewFakeClock(epoch)
 	fth, fbr := retry.NewThrottle(retry.ThrottleClock(clock)), retry.NewBreaker(retry.BreakerClock(clock))
 	slow := retry.NewBreaker(retry.BreakerSlowCall(time.Second))
+	li := retry.NewLimiter()
 	for _, tt := range []struct {
 		name string
 		fn   func()
@@ -30,6 +31,9 @@ func TestOverloadAllocations(t *testing.T) {
 		{"Do WithBreaker", func() { _ = retry.Do(ctx, sched, succeed, retry.WithBreaker(br)) }},
 		{"Do with both", func() { _ = retry.Do(ctx, sched, succeed, retry.WithThrottle(th), retry.WithBreaker(br)) }},
 		{"Retry with both", func() { _, _ = retry.Retry(ctx, sched, succeedT, retry.WithThrottle(th), retry.WithBreaker(br)) }},
+		{"Do with both and WithLimiter", func() {
+			_ = retry.Do(ctx, sched, succeed, retry.WithThrottle(th), retry.WithBreaker(br), retry.WithLimiter(li))
+		}},
 		{"Do with both on a FakeClock", func() {
 			_ = retry.Do(ctx, sched, succeed, retry.WithThrottle(fth), retry.WithBreaker(fbr), retry.WithClock(clock))
 		}},

@@ -41,7 +41,6 @@ type Limiter struct {
 	limit    atomic.Int64 // the permits that may be out at once
 	inflight atomic.Int64 // permits out, including those granted to waiters
 	waiting  atomic.Int64 // goroutines in Acquire that may be queued
-	full     atomic.Bool  // some Acquire or TryAcquire found no permit since the last update
 	hint     atomic.Int64 // ErrLimited's pushback, in ns: the latest round trip
 
 	mu    sync.Mutex     // guards queue and est
@@ -71,9 +70,7 @@ const (
 //
 // LimiterMin panics if n is less than 1.
 func LimiterMin(n int) LimiterOption {
-	if n < 1 {
-		panic("retry: LimiterMin: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("LimiterMin", n)
 	return LimiterOption{kind: limiterMin, n: n}
 }
 
@@ -82,9 +79,7 @@ func LimiterMin(n int) LimiterOption {
 //
 // LimiterMax panics if n is less than 1.
 func LimiterMax(n int) LimiterOption {
-	if n < 1 {
-		panic("retry: LimiterMax: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("LimiterMax", n)
 	return LimiterOption{kind: limiterMax, n: n}
 }
 
@@ -96,10 +91,17 @@ func LimiterMax(n int) LimiterOption {
 //
 // LimiterInitial panics if n is less than 1.
 func LimiterInitial(n int) LimiterOption {
-	if n < 1 {
-		panic("retry: LimiterInitial: count " + strconv.Itoa(n) + " is less than 1")
-	}
+	mustCount("LimiterInitial", n)
 	return LimiterOption{kind: limiterInitial, n: n}
+}
+
+// mustCount panics with a retry: message, naming fn, when the count n is
+// less than 1: the check of LimiterMin, LimiterMax, LimiterInitial,
+// BreakerMinCalls and BreakerProbes.
+func mustCount(fn string, n int) {
+	if n < 1 {
+		panic("retry: " + fn + ": count " + strconv.Itoa(n) + " is less than 1")
+	}
 }
 
 // LimiterMaxWait returns a LimiterOption that sets how long Acquire waits
@@ -150,7 +152,7 @@ func NewLimiter(opts ...LimiterOption) *Limiter {
 	l.origin = origin(l.clock)
 	l.limit.Store(int64(initial))
 	l.est.limit = float64(initial)
-	l.est.start = l.now()
+	l.est.start = l.now(nil)
 	return l
 }
 
@@ -204,11 +206,14 @@ func (p Permit) Failure() { p.release(sampleFailed) }
 func (p Permit) Drop() { p.release(sampleNone) }
 
 // TryAcquire returns a permit if one is free, without waiting.
-func (l *Limiter) TryAcquire() (Permit, bool) {
+func (l *Limiter) TryAcquire() (Permit, bool) { return l.tryAcquire(nil) }
+
+// tryAcquire is TryAcquire, reading the real clock through rd (see
+// reading).
+func (l *Limiter) tryAcquire(rd *reading) (Permit, bool) {
 	if l.take() {
-		return Permit{l: l, start: l.now()}, true
+		return Permit{l: l, start: l.now(rd)}, true
 	}
-	l.full.Store(true)
 	return Permit{}, false
 }
 
@@ -217,11 +222,15 @@ func (l *Limiter) TryAcquire() (Permit, bool) {
 // matches ErrLimited and carries a RetryAfter pushback (see ErrLimited); if
 // ctx ends first, or has ended, it returns context.Cause(ctx). A wait
 // allocates; a permit free at once does not.
-func (l *Limiter) Acquire(ctx context.Context) (Permit, error) {
+func (l *Limiter) Acquire(ctx context.Context) (Permit, error) { return l.acquire(ctx, nil) }
+
+// acquire is Acquire, reading the real clock through rd (see reading) for
+// a permit free at once.
+func (l *Limiter) acquire(ctx context.Context, rd *reading) (Permit, error) {
 	if ctx.Err() != nil {
 		return Permit{}, context.Cause(ctx)
 	}
-	if p, ok := l.TryAcquire(); ok {
+	if p, ok := l.tryAcquire(rd); ok {
 		return p, nil
 	}
 	if l.maxWait <= 0 {
@@ -243,12 +252,17 @@ func (l *Limiter) take() bool {
 	}
 }
 
-// now returns the time on l's clock since l.origin.
-func (l *Limiter) now() time.Duration {
-	if l.clock == nil {
-		return time.Since(monoBase)
+// now returns the time on l's clock since l.origin: on the real clock,
+// rd's reading if it has one (see reading; the Limiter is the last to read
+// it, so it does not fill it).
+func (l *Limiter) now(rd *reading) time.Duration {
+	switch {
+	case l.clock != nil:
+		return l.clock.Now().Sub(l.origin)
+	case rd != nil && rd.ok:
+		return rd.d
 	}
-	return l.clock.Now().Sub(l.origin)
+	return time.Since(monoBase)
 }
 
 // refusal is the error of an attempt that got no permit.
@@ -274,13 +288,10 @@ func (p Permit) release(k sampleKind) {
 		return
 	}
 	if k != sampleNone {
-		now := l.now()
+		now := l.now(nil)
 		inflight := int(l.inflight.Load())
 		l.mu.Lock()
 		next := l.est.add(now, now-p.start, inflight, k == sampleFailed, l)
-		if next >= 0 {
-			l.full.Store(false)
-		}
 		l.mu.Unlock()
 		if next >= 0 && next > l.limit.Swap(next) && l.waiting.Load() > 0 {
 			l.grant()
@@ -331,7 +342,7 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 	if l.take() {
 		l.waiting.Add(-1)
 		l.mu.Unlock()
-		return Permit{l: l, start: l.now()}, nil
+		return Permit{l: l, start: l.now(nil)}, nil
 	}
 	l.queue = append(l.queue, w)
 	l.mu.Unlock()
@@ -358,7 +369,7 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 	var err error
 	select {
 	case <-w.ch:
-		return Permit{l: l, start: l.now()}, nil
+		return Permit{l: l, start: l.now(nil)}, nil
 	case <-timer:
 		err = l.refusal()
 	case <-slept:

@@ -14,10 +14,11 @@ import (
 var errNoPermit = errors.New("retry: no permit free for a hedge")
 
 // acquire takes a permit of g's Limiter into p, waiting as Acquire does,
-// or, with a nil ctx, only if one is free (errNoPermit if not). If there is
-// none, it gives back what p holds (as counting for neither) and returns
-// the reason.
-func (g gate) acquire(ctx context.Context, p *pass) error {
+// or, with a nil ctx, only if one is free (errNoPermit if not); a permit
+// free at once is timed from rd's reading of the real clock, if any (see
+// reading). If there is none, it gives back what p holds (as counting for
+// neither) and returns the reason.
+func (g gate) acquire(ctx context.Context, p *pass, rd *reading) error {
 	if g.l == nil {
 		return nil
 	}
@@ -25,11 +26,11 @@ func (g gate) acquire(ctx context.Context, p *pass) error {
 	var err error
 	if ctx == nil {
 		var ok bool
-		if lp, ok = g.l.TryAcquire(); !ok {
+		if lp, ok = g.l.tryAcquire(rd); !ok {
 			err = errNoPermit
 		}
 	} else {
-		lp, err = g.l.Acquire(ctx)
+		lp, err = g.l.acquire(ctx, rd)
 	}
 	if err != nil {
 		g.leave(p, neither)
@@ -47,7 +48,7 @@ func (l *loop[T]) permit() bool {
 	if l.g.l == nil {
 		return true
 	}
-	if err := l.g.acquire(l.ctx, &l.p); err != nil {
+	if err := l.g.acquire(l.ctx, &l.p, nil); err != nil {
 		if l.cfg.budget != nil {
 			l.cfg.budget.refund()
 		}

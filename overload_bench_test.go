@@ -73,11 +73,14 @@ func BenchmarkBreaker(b *testing.B) {
 }
 
 // BenchmarkOverloadDo measures Do on the success path, on the real clock,
-// with WithThrottle, WithBreaker, both, and neither, interleaved.
+// with WithThrottle, WithBreaker, both, WithLimiter, all three, and none.
+// The three share one reading of the clock (the Limiter reads it again to
+// time the attempt).
 func BenchmarkOverloadDo(b *testing.B) {
 	ctx := context.Background()
 	succeed := func(context.Context) error { return nil }
 	th, br := retry.WithThrottle(retry.NewThrottle()), retry.WithBreaker(retry.NewBreaker())
+	li := retry.WithLimiter(retry.NewLimiter())
 	for _, c := range []struct {
 		name string
 		opts []retry.Option
@@ -86,6 +89,8 @@ func BenchmarkOverloadDo(b *testing.B) {
 		{"opt=WithThrottle", []retry.Option{th}},
 		{"opt=WithBreaker", []retry.Option{br}},
 		{"opt=both", []retry.Option{th, br}},
+		{"opt=WithLimiter", []retry.Option{li}},
+		{"opt=all", []retry.Option{th, br, li}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -56,8 +56,9 @@ func newWindow(d time.Duration, origin time.Time) window {
 	return window{origin: origin, width: max(d/windowBuckets, 1), mask: uint32(n - 1), stripes: make([]stripe, n)}
 }
 
-// monoBase is the origin of every window on the real clock, so that a
-// call's Throttle and Breaker can share one reading of it. (Inside a
+// monoBase is the origin of every window, and of a Limiter's time, on the
+// real clock, so that a call's Throttle, Breaker and Limiter can share one
+// reading of it. (Inside a
 // testing/synctest bubble, time has no monotonic reading, and the windows
 // count on the bubble's wall clock, which is just as steady.)
 var monoBase = time.Now()
@@ -71,8 +72,8 @@ func origin(clock Clock) time.Time {
 }
 
 // reading is one reading of the real clock, made when first needed and
-// shared by a call's Throttle and Breaker: on some machines a reading costs
-// more than all the rest of their work.
+// shared by a call's Throttle, Breaker and Limiter: on some machines a
+// reading costs more than all the rest of their work.
 type reading struct {
 	d  time.Duration // since monoBase
 	ok bool
