@@ -96,12 +96,11 @@ func printLimiter(w io.Writer, cfg *limConfig, results []limResult) {
 	fmt.Fprintf(w, "         timeout %v per attempt, %d attempts; seed %d\n\n", cfg.timeout, cfg.attempts, cfg.seed)
 	fmt.Fprintf(w, "%-12s %-12s %8s %9s %9s %8s %8s\n", "strategy", "scenario", "goodput", "p99", "p99 idle", "settle", "drift")
 	for _, r := range results {
-		settle, drift := "-", "-"
-		if r.SettleS != nil {
-			settle = human(time.Duration(*r.SettleS * float64(time.Second)))
-		} else if r.Scenario == string(limStep) {
-			settle = "never"
+		never := "-" // only the step scenario settles
+		if r.Scenario == string(limStep) {
+			never = "never"
 		}
+		settle, drift := humanS(r.SettleS, never), "-"
 		if r.DriftPct != nil {
 			drift = fmt.Sprintf("%+.1f%%", *r.DriftPct)
 		}

@@ -228,12 +228,8 @@ func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	printMsSetup(w, cfg)
 	fmt.Fprintf(w, "%-18s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
 	for _, r := range results {
-		rec := "never"
-		if r.RecoveryS != nil {
-			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
-		}
 		fmt.Fprintf(w, "%-18s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
-			yesNo(r.Stuck), rec, r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
+			yesNo(r.Stuck), humanS(r.RecoveryS, "never"), r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "before, after: goodput of the requests started in the second half of the warm-up, and after the")
@@ -300,7 +296,7 @@ func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult)
 			case r.GoodputBeforePct < 100*recoveredAt:
 				cell = "before"
 			case r.RecoveryS != nil:
-				cell = human(time.Duration(*r.RecoveryS * float64(time.Second)))
+				cell = humanS(r.RecoveryS, "")
 			case !r.Stuck:
 				cell = "slow"
 			}

@@ -159,11 +159,7 @@ func printOverload(w io.Writer, cfg *overloadConfig, results []overloadResult) {
 		cfg.base, cfg.limit, cfg.attempts, cfg.budgetRatio, cfg.budgetReserve, cfg.throttleK, cfg.throttleWin, cfg.breakerOpen, cfg.breakerWin, cfg.seed)
 	fmt.Fprintf(w, "%-16s %8s %12s %9s %9s\n", "strategy", "goodput", "outage load", "recovery", "rejected")
 	for _, r := range results {
-		rec := "never"
-		if r.RecoveryS != nil {
-			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
-		}
-		fmt.Fprintf(w, "%-16s %7.1f%% %11.1f× %9s %8.1f%%\n", r.Strategy, r.GoodputPct, r.OutageLoadX, rec, r.RejectedPct)
+		fmt.Fprintf(w, "%-16s %7.1f%% %11.1f× %9s %8.1f%%\n", r.Strategy, r.GoodputPct, r.OutageLoadX, humanS(r.RecoveryS, "never"), r.RejectedPct)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "goodput: requests that succeeded, of those started from the outage on; outage load: calls reaching")
