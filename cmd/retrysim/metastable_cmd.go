@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -104,28 +103,16 @@ func runMetastableCmd(args []string, o *output) error {
 	default:
 		return usagef("-scenario %q is not default or published", *scenario)
 	}
-	switch *discipline {
-	case "fifo":
-	case "lifo":
-		cfg.lifo = true
-	default:
-		return usagef("-discipline %q is not fifo or lifo", *discipline)
-	}
-	switch *arrivals {
-	case "poisson":
-	case "constant":
-		cfg.constant = true
-	default:
-		return usagef("-arrivals %q is not poisson or constant", *arrivals)
-	}
-	switch *trigger {
-	case "spike":
-	case "dip":
-		cfg.dip = true
-	default:
-		return usagef("-trigger %q is not spike or dip", *trigger)
-	}
 	var err error
+	if cfg.lifo, err = either("discipline", *discipline, "fifo", "lifo"); err != nil {
+		return err
+	}
+	if cfg.constant, err = either("arrivals", *arrivals, "poisson", "constant"); err != nil {
+		return err
+	}
+	if cfg.dip, err = either("trigger", *trigger, "spike", "dip"); err != nil {
+		return err
+	}
 	if cfg.strategies, err = parseStrategies(*list, append(slices.Clip(msStrategies), msExtra...)); err != nil {
 		return err
 	}
@@ -154,6 +141,18 @@ func runMetastableCmd(args []string, o *output) error {
 		func() { printMetastable(o.stdout, &cfg, results) })
 }
 
+// either parses value, the value of flag -name, which must be off or on,
+// and reports whether it is on.
+func either(name, value, off, on string) (bool, error) {
+	switch value {
+	case off:
+		return false, nil
+	case on:
+		return true, nil
+	}
+	return false, usagef("-%s %q is not %s or %s", name, value, off, on)
+}
+
 // sweepLoads are the base loads of -sweep.
 var sweepLoads = []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95}
 
@@ -168,7 +167,6 @@ func (cfg *msConfig) validate() error {
 	if cfg.shedTarget <= 0 || cfg.shedInterval < cfg.shedTarget || cfg.shedQueueLimit < 0 {
 		return usagef("-shed-target must be positive, -shed-interval at least -shed-target and -shed-queue-limit not negative")
 	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
 	case cfg.workers < 1 || cfg.workers > 10000:
 		return usagef("-workers %d is outside [1, 10000]", cfg.workers)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"slices"
 	"time"
 
@@ -96,7 +95,6 @@ func (cfg *overloadConfig) validate() error {
 	if err := checkBudgetRatio(cfg.budgetRatio); err != nil {
 		return err
 	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
 	case cfg.clients < 1 || cfg.clients > 10000:
 		return usagef("-clients %d is outside [1, 10000]", cfg.clients)
