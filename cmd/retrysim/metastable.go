@@ -395,10 +395,12 @@ func (cfg *msConfig) breaker(clock retry.Clock) retry.Option {
 	return retry.WithBreaker(retry.NewBreaker(opts...))
 }
 
-// recommendedWindow is the Breaker window of the recommended policy: the
-// sweeps recorded in docs/METASTABLE.md found the library's default (a
-// minute) too slow to let a drowning server drain, and 10s fast enough to
-// come back within 1.5 × the drain bound + 2s up to 90% load.
+// recommendedWindow is the Breaker window of the recommended policy. The
+// sweeps recorded in docs/METASTABLE.md chose it when the library's
+// default was a minute, too slow to let a drowning server drain: 10s came
+// back within 1.5 × the drain bound + 2s up to 90% load. The default is 5s
+// since; the recommended policy still names 10s (see "How the recommended
+// policy was chosen" there).
 const recommendedWindow = 10 * time.Second
 
 // recommendedOptions is the policy the README names as the default for a
