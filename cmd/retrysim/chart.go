@@ -266,6 +266,13 @@ func addSeries(p *plot.Plot, xys plotter.XYs, col color.Color, name string) erro
 	return nil
 }
 
+// chartStart returns the first second that the charts of overload and
+// metastable show, in the terminal and in images: 10 s before the outage
+// or the trigger, which begins at warmup, or 0.
+func chartStart(warmup time.Duration) int {
+	return max(int((warmup-10*time.Second)/bucket), 0)
+}
+
 // strategyRun is one strategy's series for timeChart, per second from 0:
 // the calls that reached the server or dependency, the requests started
 // and, of those, the ones that succeeded.

@@ -237,7 +237,7 @@ func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	fmt.Fprintln(w, "ended; wasted: the server's work from the trigger on spent on requests whose client had given up.")
 	fmt.Fprintln(w)
 
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	labels := make([]string, len(results))
 	series := make([][]int, len(results))
 	for i, r := range results {
@@ -349,7 +349,7 @@ var msPalette = map[msStrategy]color.RGBA{
 // with its capacity dashed (log scale), and the goodput of the requests
 // started in each second. The trigger is shaded in both.
 func metastableImage(path string, cfg *msConfig, results []msResult) error {
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	to := int((cfg.warmup + cfg.trigger + cfg.after) / bucket)
 	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
 	c := cfg.capacity()

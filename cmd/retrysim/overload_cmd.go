@@ -165,7 +165,7 @@ func printOverload(w io.Writer, cfg *overloadConfig, results []overloadResult) {
 	fmt.Fprintf(w, "every second's requests succeed again (%v%%); rejected: requests refused by the process itself.\n", fullGoodput*100)
 	fmt.Fprintln(w)
 
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	labels := make([]string, len(results))
 	series := make([][]int, len(results))
 	for i, r := range results {
@@ -193,7 +193,7 @@ var overloadPalette = map[overloadStrategy]color.RGBA{
 // with its capacity dashed, and the share of each second's requests that
 // succeeded. The outage is shaded in both.
 func overloadImage(path string, cfg *overloadConfig, results []overloadResult) error {
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	to := int((cfg.warmup + cfg.outage + cfg.after) / bucket)
 	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
 	ymin := max(cfg.capacity*cfg.outageFactor/4, 1)
