@@ -183,14 +183,10 @@ func herdImage(path string, cfg *herdConfig, results []herdResult) error {
 		p := newPlot(title, xLabel, fmt.Sprintf("calls / %v", cfg.slice))
 		p.Title.TextStyle.Font.Size = vg.Points(9)
 
-		outage, err := plotter.NewPolygon(plotter.XYs{
-			{X: 0, Y: 0}, {X: cfg.outage.Seconds(), Y: 0}, {X: cfg.outage.Seconds(), Y: ymax}, {X: 0, Y: ymax},
-		})
+		outage, err := shaded(0, cfg.outage.Seconds(), 0, ymax)
 		if err != nil {
 			return err
 		}
-		outage.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
-		outage.LineStyle.Width = 0
 
 		pts := make(plotter.XYs, 0, n/step+1)
 		for k := 0; k < len(r.series); k += step {
@@ -208,13 +204,10 @@ func herdImage(path string, cfg *herdConfig, results []herdResult) error {
 		line.Width = vg.Points(0.8)
 		line.FillColor = withAlpha(line.Color, 0x55)
 
-		capLine, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(cfg.capacity)}, {X: xmax, Y: float64(cfg.capacity)}})
+		capLine, err := dashed(plotter.XYs{{X: 0, Y: float64(cfg.capacity)}, {X: xmax, Y: float64(cfg.capacity)}})
 		if err != nil {
 			return err
 		}
-		capLine.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-		capLine.Width = vg.Points(0.6)
-		capLine.Color = color.Gray{0x40}
 
 		p.Add(outage, line, capLine)
 		// After Add, which widens the axes to fit the data: spikes above
@@ -228,6 +221,31 @@ func herdImage(path string, cfg *herdConfig, results []herdResult) error {
 func withAlpha(c color.Color, a uint8) color.Color {
 	r, g, b, _ := c.RGBA()
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
+}
+
+// shaded returns the rectangle [x0, x1] × [lo, hi], filled with the color
+// that marks an outage or a trigger in every chart, without an outline.
+func shaded(x0, x1, lo, hi float64) (*plotter.Polygon, error) {
+	area, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: lo}, {X: x1, Y: lo}, {X: x1, Y: hi}, {X: x0, Y: hi}})
+	if err != nil {
+		return nil, err
+	}
+	area.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
+	area.LineStyle.Width = 0
+	return area, nil
+}
+
+// dashed returns a thin dashed gray line through xys, as every chart draws
+// a capacity or an ideal.
+func dashed(xys plotter.XYs) (*plotter.Line, error) {
+	line, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, err
+	}
+	line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+	line.Width = vg.Points(0.6)
+	line.Color = color.Gray{0x40}
+	return line, nil
 }
 
 // addSeries adds xys to p as a line with a dot at each point, in col; with a
@@ -246,6 +264,13 @@ func addSeries(p *plot.Plot, xys plotter.XYs, col color.Color, name string) erro
 		p.Legend.Add(name, line, points)
 	}
 	return nil
+}
+
+// chartStart returns the first second that the charts of overload and
+// metastable show, in the terminal and in images: 10 s before the outage
+// or the trigger, which begins at warmup, or 0.
+func chartStart(warmup time.Duration) int {
+	return max(int((warmup-10*time.Second)/bucket), 0)
 }
 
 // strategyRun is one strategy's series for timeChart, per second from 0:
@@ -284,21 +309,16 @@ func timeChart(path, title, yLabel, xLabel string, from, to int, zero time.Durat
 		lo, hi   float64
 		capacity bool
 	}{{load, ymin, ymax * 1.3, true}, {good, 0, 105, false}} {
-		area, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: p.lo}, {X: shade, Y: p.lo}, {X: shade, Y: p.hi}, {X: 0, Y: p.hi}})
+		area, err := shaded(0, shade, p.lo, p.hi)
 		if err != nil {
 			return err
 		}
-		area.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
-		area.LineStyle.Width = 0
 		p.p.Add(area)
 		if p.capacity {
-			line, err := plotter.NewLine(capacity)
+			line, err := dashed(capacity)
 			if err != nil {
 				return err
 			}
-			line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-			line.Width = vg.Points(0.6)
-			line.Color = color.Gray{0x40}
 			p.p.Add(line)
 		}
 	}

@@ -53,6 +53,14 @@ func humanMs(x *float64) string {
 	return human(fromMs(*x))
 }
 
+// humanS formats a number of seconds like human, and nil as none.
+func humanS(x *float64, none string) string {
+	if x == nil {
+		return none
+	}
+	return human(time.Duration(*x * float64(time.Second)))
+}
+
 // writeJSON writes v as one indented JSON document.
 func writeJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

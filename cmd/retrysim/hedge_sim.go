@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -365,13 +366,7 @@ func (s *settler) attempt(context.Context) error {
 // settleSchedule lets a settling call make one retry, at once.
 var settleSchedule = retry.Constant(0).Take(1)
 
-// errHedgeDue is an error, not an errorString, so that it is boxed once:
-// returned as an errorString it would be boxed, allocating, on every call.
-var errHedgeDue error = errorString("the first copy has not answered within the hedge delay")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+var errHedgeDue = errors.New("the first copy has not answered within the hedge delay")
 
 func (h *hedgeSim) pauseStart(id int32) {
 	s := &h.servers[id]

@@ -200,7 +200,7 @@ func limRun(cfg *limConfig, st limStrategy, sc limScenario, fs fsLimiter, pace f
 	buckets := int(end / bucket)
 	successes := make([]int, buckets+1)
 	lats := make([][]time.Duration, buckets+1)
-	var samples [][]float64 = make([][]float64, buckets+1)
+	samples := make([][]float64, buckets+1)
 	const sampleEvery = 100 * time.Millisecond
 	var sample func()
 	sample = func() {

@@ -96,12 +96,11 @@ func printLimiter(w io.Writer, cfg *limConfig, results []limResult) {
 	fmt.Fprintf(w, "         timeout %v per attempt, %d attempts; seed %d\n\n", cfg.timeout, cfg.attempts, cfg.seed)
 	fmt.Fprintf(w, "%-12s %-12s %8s %9s %9s %8s %8s\n", "strategy", "scenario", "goodput", "p99", "p99 idle", "settle", "drift")
 	for _, r := range results {
-		settle, drift := "-", "-"
-		if r.SettleS != nil {
-			settle = human(time.Duration(*r.SettleS * float64(time.Second)))
-		} else if r.Scenario == string(limStep) {
-			settle = "never"
+		never := "-" // only the step scenario settles
+		if r.Scenario == string(limStep) {
+			never = "never"
 		}
+		settle, drift := humanS(r.SettleS, never), "-"
 		if r.DriftPct != nil {
 			drift = fmt.Sprintf("%+.1f%%", *r.DriftPct)
 		}
@@ -153,21 +152,16 @@ func limiterImage(path string, cfg *limConfig, results []limResult) error {
 		p  *plot.Plot
 		hi float64
 	}{{lim, ymax}, {lat, lmax}} {
-		shade, err := plotter.NewPolygon(plotter.XYs{{X: 30, Y: 0}, {X: 60, Y: 0}, {X: 60, Y: p.hi}, {X: 30, Y: p.hi}})
+		shade, err := shaded(30, 60, 0, p.hi)
 		if err != nil {
 			return err
 		}
-		shade.Color = color.RGBA{0xf4, 0xd6, 0xd6, 0xff}
-		shade.LineStyle.Width = 0
 		p.p.Add(shade)
 	}
-	ideal, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(cfg.workers)}, {X: 90, Y: float64(cfg.workers)}})
+	ideal, err := dashed(plotter.XYs{{X: 0, Y: float64(cfg.workers)}, {X: 90, Y: float64(cfg.workers)}})
 	if err != nil {
 		return err
 	}
-	ideal.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-	ideal.Width = vg.Points(0.6)
-	ideal.Color = color.Gray{0x40}
 	lim.Add(ideal)
 	for _, r := range step {
 		for _, pl := range []struct {

@@ -153,7 +153,7 @@ const minBudgetRatio = 1e-6
 // which panics on a ratio it cannot represent.
 func checkBudgetRatio(r float64) error {
 	switch {
-	case math.IsNaN(r) || math.IsInf(r, 0):
+	case !finite(r):
 		return usagef("-budget-ratio %v is not a finite number", r)
 	case r < 0:
 		return usagef("-budget-ratio %v is negative", r)
@@ -162,6 +162,9 @@ func checkBudgetRatio(r float64) error {
 	}
 	return nil
 }
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // oneLine keeps an error message on one line.
 func oneLine(s string) string {

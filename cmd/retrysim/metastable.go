@@ -275,11 +275,7 @@ func (cfg *msConfig) verdict(started, succeeded []int) (stuck bool, recovery *fl
 	from := int((trigEnd + bucket - 1) / bucket) // the first bucket wholly after the trigger
 	last := int((trigEnd+cfg.after)/bucket) - goodWindow
 	good := func(k int) float64 {
-		var n, ok int
-		for j := k; j < k+goodWindow; j++ {
-			n += started[j]
-			ok += succeeded[j]
-		}
+		n, ok := window(started, succeeded, k)
 		if n == 0 {
 			return 1
 		}
@@ -303,6 +299,49 @@ func (cfg *msConfig) verdict(started, succeeded []int) (stuck bool, recovery *fl
 		recovery = ptr(round((time.Duration(first)*bucket - trigEnd).Seconds(), 3))
 	}
 	return stuck, recovery
+}
+
+// firstGood returns the time from the end of the trigger to the start of
+// the first window of goodWindow buckets, wholly after it, whose goodput
+// reaches recoveredAt; nil if there is none within the run. Unlike
+// verdict's recovery, a later window that falls short does not push it
+// back: it says when the stuck state ended, not whether noise follows.
+func (cfg *msConfig) firstGood(started, succeeded []int) *float64 {
+	trigEnd := cfg.warmup + cfg.trigger
+	from := int((trigEnd + bucket - 1) / bucket)
+	last := int((trigEnd+cfg.after)/bucket) - goodWindow
+	for k := from; k <= last && k+goodWindow <= len(started); k++ {
+		if n, ok := window(started, succeeded, k); n == 0 || float64(ok) >= recoveredAt*float64(n) {
+			return ptr(round((time.Duration(k)*bucket - trigEnd).Seconds(), 3))
+		}
+	}
+	return nil
+}
+
+// triggerGoodput returns the requests served to a waiting client per
+// second over the whole seconds of the trigger, per 100 of the capacity.
+func (cfg *msConfig) triggerGoodput(servedPer []int) float64 {
+	from := int((cfg.warmup + bucket - 1) / bucket)
+	to := int((cfg.warmup + cfg.trigger) / bucket) // exclusive
+	var n int
+	for k := from; k < to && k < len(servedPer); k++ {
+		n += servedPer[k]
+	}
+	if to <= from {
+		return 0
+	}
+	perSecond := float64(n) / (time.Duration(to-from) * bucket).Seconds()
+	return round(100*perSecond/cfg.capacity(), 2)
+}
+
+// window returns the requests started in the goodWindow buckets from k,
+// and how many of them succeeded.
+func window(started, succeeded []int, k int) (n, ok int) {
+	for j := k; j < k+goodWindow; j++ {
+		n += started[j]
+		ok += succeeded[j]
+	}
+	return n, ok
 }
 
 // options returns the options of one process under st: its own Budget,
@@ -356,10 +395,12 @@ func (cfg *msConfig) breaker(clock retry.Clock) retry.Option {
 	return retry.WithBreaker(retry.NewBreaker(opts...))
 }
 
-// recommendedWindow is the Breaker window of the recommended policy: the
-// sweeps recorded in docs/METASTABLE.md found the library's default (a
-// minute) too slow to let a drowning server drain, and 10s fast enough to
-// come back within 1.5 × the drain bound + 2s up to 90% load.
+// recommendedWindow is the Breaker window of the recommended policy. The
+// sweeps recorded in docs/METASTABLE.md chose it when the library's
+// default was a minute, too slow to let a drowning server drain: 10s came
+// back within 1.5 × the drain bound + 2s up to 90% load. The default is 5s
+// since; the recommended policy still names 10s (see "How the recommended
+// policy was chosen" there).
 const recommendedWindow = 10 * time.Second
 
 // recommendedOptions is the policy the README names as the default for a

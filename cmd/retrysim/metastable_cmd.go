@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -104,28 +103,16 @@ func runMetastableCmd(args []string, o *output) error {
 	default:
 		return usagef("-scenario %q is not default or published", *scenario)
 	}
-	switch *discipline {
-	case "fifo":
-	case "lifo":
-		cfg.lifo = true
-	default:
-		return usagef("-discipline %q is not fifo or lifo", *discipline)
-	}
-	switch *arrivals {
-	case "poisson":
-	case "constant":
-		cfg.constant = true
-	default:
-		return usagef("-arrivals %q is not poisson or constant", *arrivals)
-	}
-	switch *trigger {
-	case "spike":
-	case "dip":
-		cfg.dip = true
-	default:
-		return usagef("-trigger %q is not spike or dip", *trigger)
-	}
 	var err error
+	if cfg.lifo, err = either("discipline", *discipline, "fifo", "lifo"); err != nil {
+		return err
+	}
+	if cfg.constant, err = either("arrivals", *arrivals, "poisson", "constant"); err != nil {
+		return err
+	}
+	if cfg.dip, err = either("trigger", *trigger, "spike", "dip"); err != nil {
+		return err
+	}
 	if cfg.strategies, err = parseStrategies(*list, append(slices.Clip(msStrategies), msExtra...)); err != nil {
 		return err
 	}
@@ -154,6 +141,18 @@ func runMetastableCmd(args []string, o *output) error {
 		func() { printMetastable(o.stdout, &cfg, results) })
 }
 
+// either parses value, the value of flag -name, which must be off or on,
+// and reports whether it is on.
+func either(name, value, off, on string) (bool, error) {
+	switch value {
+	case off:
+		return false, nil
+	case on:
+		return true, nil
+	}
+	return false, usagef("-%s %q is not %s or %s", name, value, off, on)
+}
+
 // sweepLoads are the base loads of -sweep.
 var sweepLoads = []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95}
 
@@ -168,7 +167,6 @@ func (cfg *msConfig) validate() error {
 	if cfg.shedTarget <= 0 || cfg.shedInterval < cfg.shedTarget || cfg.shedQueueLimit < 0 {
 		return usagef("-shed-target must be positive, -shed-interval at least -shed-target and -shed-queue-limit not negative")
 	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
 	case cfg.workers < 1 || cfg.workers > 10000:
 		return usagef("-workers %d is outside [1, 10000]", cfg.workers)
@@ -228,12 +226,8 @@ func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	printMsSetup(w, cfg)
 	fmt.Fprintf(w, "%-18s %8s %8s %6s %9s %8s %9s %9s %8s\n", "strategy", "before", "after", "stuck", "recovery", "drain", "attempts", "rejected", "wasted")
 	for _, r := range results {
-		rec := "never"
-		if r.RecoveryS != nil {
-			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
-		}
 		fmt.Fprintf(w, "%-18s %7.1f%% %7.1f%% %6s %9s %7.1fs %9.2f %8.1f%% %7.1f%%\n", r.Strategy, r.GoodputBeforePct, r.GoodputAfterPct,
-			yesNo(r.Stuck), rec, r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
+			yesNo(r.Stuck), humanS(r.RecoveryS, "never"), r.DrainS, r.AttemptsPerRequest, r.RejectedPct, r.WastedPct)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "before, after: goodput of the requests started in the second half of the warm-up, and after the")
@@ -243,7 +237,7 @@ func printMetastable(w io.Writer, cfg *msConfig, results []msResult) {
 	fmt.Fprintln(w, "ended; wasted: the server's work from the trigger on spent on requests whose client had given up.")
 	fmt.Fprintln(w)
 
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	labels := make([]string, len(results))
 	series := make([][]int, len(results))
 	for i, r := range results {
@@ -300,7 +294,7 @@ func printSweep(w io.Writer, cfg *msConfig, loads []float64, results []msResult)
 			case r.GoodputBeforePct < 100*recoveredAt:
 				cell = "before"
 			case r.RecoveryS != nil:
-				cell = human(time.Duration(*r.RecoveryS * float64(time.Second)))
+				cell = humanS(r.RecoveryS, "")
 			case !r.Stuck:
 				cell = "slow"
 			}
@@ -355,7 +349,7 @@ var msPalette = map[msStrategy]color.RGBA{
 // with its capacity dashed (log scale), and the goodput of the requests
 // started in each second. The trigger is shaded in both.
 func metastableImage(path string, cfg *msConfig, results []msResult) error {
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	to := int((cfg.warmup + cfg.trigger + cfg.after) / bucket)
 	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
 	c := cfg.capacity()

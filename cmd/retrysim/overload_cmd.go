@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"slices"
 	"time"
 
@@ -96,7 +95,6 @@ func (cfg *overloadConfig) validate() error {
 	if err := checkBudgetRatio(cfg.budgetRatio); err != nil {
 		return err
 	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
 	case cfg.clients < 1 || cfg.clients > 10000:
 		return usagef("-clients %d is outside [1, 10000]", cfg.clients)
@@ -159,11 +157,7 @@ func printOverload(w io.Writer, cfg *overloadConfig, results []overloadResult) {
 		cfg.base, cfg.limit, cfg.attempts, cfg.budgetRatio, cfg.budgetReserve, cfg.throttleK, cfg.throttleWin, cfg.breakerOpen, cfg.breakerWin, cfg.seed)
 	fmt.Fprintf(w, "%-16s %8s %12s %9s %9s\n", "strategy", "goodput", "outage load", "recovery", "rejected")
 	for _, r := range results {
-		rec := "never"
-		if r.RecoveryS != nil {
-			rec = human(time.Duration(*r.RecoveryS * float64(time.Second)))
-		}
-		fmt.Fprintf(w, "%-16s %7.1f%% %11.1f× %9s %8.1f%%\n", r.Strategy, r.GoodputPct, r.OutageLoadX, rec, r.RejectedPct)
+		fmt.Fprintf(w, "%-16s %7.1f%% %11.1f× %9s %8.1f%%\n", r.Strategy, r.GoodputPct, r.OutageLoadX, humanS(r.RecoveryS, "never"), r.RejectedPct)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "goodput: requests that succeeded, of those started from the outage on; outage load: calls reaching")
@@ -171,7 +165,7 @@ func printOverload(w io.Writer, cfg *overloadConfig, results []overloadResult) {
 	fmt.Fprintf(w, "every second's requests succeed again (%v%%); rejected: requests refused by the process itself.\n", fullGoodput*100)
 	fmt.Fprintln(w)
 
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	labels := make([]string, len(results))
 	series := make([][]int, len(results))
 	for i, r := range results {
@@ -199,7 +193,7 @@ var overloadPalette = map[overloadStrategy]color.RGBA{
 // with its capacity dashed, and the share of each second's requests that
 // succeeded. The outage is shaded in both.
 func overloadImage(path string, cfg *overloadConfig, results []overloadResult) error {
-	from := max(int((cfg.warmup-10*time.Second)/bucket), 0)
+	from := chartStart(cfg.warmup)
 	to := int((cfg.warmup + cfg.outage + cfg.after) / bucket)
 	x := func(k int) float64 { return (time.Duration(k)*bucket - cfg.warmup).Seconds() }
 	ymin := max(cfg.capacity*cfg.outageFactor/4, 1)
