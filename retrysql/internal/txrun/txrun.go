@@ -98,11 +98,9 @@ func beforeCommit(ctx context.Context, err error) error {
 		return retry.Permanent(err)
 	}
 	switch code := SQLState(err); {
-	case code == SerializationFailure, code == DeadlockDetected:
+	case code == SerializationFailure, code == DeadlockDetected, ConnectionLost(code):
 		return err
-	case code != "" && !ConnectionLost(code):
-		return retry.Permanent(err)
-	case code != "", ConnectionFailure(err):
+	case code == "" && ConnectionFailure(err):
 		return err
 	}
 	return retry.Permanent(err)
