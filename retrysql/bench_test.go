@@ -23,9 +23,11 @@ import (
 // a committed transfer (from its first BEGIN to its COMMIT, retries
 // included), the attempts per commit and the share of transfers given up.
 // Every strategy tries a transfer at most 51 times (crdb.ExecuteTx's default
-// of 50 retries). docs/SQL.md has the figures and how to run it:
+// of 50 retries). docs/SQL.md has the figures and how to run it (three
+// times, so that the strategies' runs interleave; -count would run each
+// sub-benchmark its times in a row):
 //
-//	go test -run '^$' -bench Transfer -benchtime 5s -count 3 ./retrysql
+//	go test -run '^$' -bench Transfer -benchtime 6s ./retrysql
 
 const (
 	hotRows    = 10

@@ -20,8 +20,8 @@
 //	40001 serialization_failure (in fn or answering COMMIT)        yes      the driver's error
 //	40P01 deadlock_detected (in fn or answering COMMIT)            yes      the driver's error
 //	connection lost before COMMIT was sent (class 08, 57P01-57P03,  yes      the driver's error
-//	  EOF, driver.ErrBadConn, pgx's SafeToRetry errors, and what
-//	  retry.IsTransient recognises: resets, timeouts)
+//	  EOF, driver.ErrBadConn, net.ErrClosed, pgx's SafeToRetry
+//	  errors, and what retry.IsTransient recognises: resets, timeouts)
 //	connection lost after COMMIT was sent, no answer               never    ErrCommitUnknown
 //	40003 statement_completion_unknown answering COMMIT            never    ErrCommitUnknown
 //	fn committed or rolled back the transaction itself              never    wraps sql.ErrTxDone

@@ -10,12 +10,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retrysql"
+	"github.com/seed-b8c8f69d/retry/retrysql/internal/pgtest"
 )
 
 // exampleDB opens the tests' throwaway cluster with a table account(id,
 // balance) holding one row (1, 100).
 func exampleDB() *sql.DB {
-	db, err := sql.Open("pgx", cluster.DSN())
+	db, err := sql.Open("pgx", pgtest.Running().DSN())
 	if err != nil {
 		panic(err)
 	}

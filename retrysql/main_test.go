@@ -3,7 +3,6 @@ package retrysql_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -14,15 +13,10 @@ import (
 	"github.com/seed-b8c8f69d/retry/retrysql/internal/pgtest"
 )
 
-// The cluster of this package's tests and benchmarks, started by TestMain:
-// up to 100 benchmark clients, the tests' and the tools' connections.
-var (
-	cluster *pgtest.Cluster
-	noPG    string
-)
-
+// The cluster of this package's tests and benchmarks allows up to 100
+// benchmark clients, the tests' and the tools' connections.
 func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(pgtest.LeakChecked(m), 130, &cluster, &noPG))
+	os.Exit(pgtest.Main(m, 130))
 }
 
 // open returns a database/sql handle on the cluster through driver ("pgx" or
@@ -30,13 +24,7 @@ func TestMain(m *testing.M) {
 // which also checks that no connection is left in use.
 func open(t testing.TB, driver, addr string) *sql.DB {
 	t.Helper()
-	if cluster == nil {
-		t.Skip(noPG)
-	}
-	if addr == "" {
-		addr = cluster.Addr()
-	}
-	db, err := sql.Open(driver, fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", addr))
+	db, err := sql.Open(driver, pgtest.ConnString(t, addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +41,7 @@ func open(t testing.TB, driver, addr string) *sql.DB {
 // test, and returns its name.
 func table(t testing.TB, db *sql.DB, n int) string {
 	t.Helper()
-	name, create := pgtest.Accounts(n)
-	for _, q := range create {
-		mustExec(t, db, q)
-	}
-	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + name) })
-	return name
+	return pgtest.Accounts(t, n, func(q string) error { _, err := db.Exec(q); return err })
 }
 
 func mustExec(t testing.TB, db *sql.DB, q string, args ...any) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"reflect"
 
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retrysql/internal/txrun"
@@ -32,7 +31,7 @@ type DB interface {
 // given an IfValue. It is safe for concurrent use as far as db is (a *sql.DB
 // is).
 func Tx(ctx context.Context, db DB, s retry.Schedule, txOpts *sql.TxOptions, fn func(context.Context, *sql.Tx) error, opts ...retry.Option) error {
-	if isNil(db) {
+	if txrun.IsNil(db) {
 		panic("retrysql: Tx: nil db")
 	}
 	if s == nil {
@@ -51,13 +50,4 @@ func Tx(ctx context.Context, db DB, s retry.Schedule, txOpts *sql.TxOptions, fn 
 		CommitUnknown: ErrCommitUnknown,
 	}
 	return txrun.Run(ctx, s, ops, fn, opts)
-}
-
-// isNil reports whether db is nil or a nil pointer in an interface.
-func isNil(db DB) bool {
-	if db == nil {
-		return true
-	}
-	v := reflect.ValueOf(db)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -206,10 +206,7 @@ func TestConnectionLostBeforeCommitRetried(t *testing.T) {
 // runs the transaction again.
 func TestCommitLostIsUnknown(t *testing.T) {
 	eachDriver(t, func(t *testing.T, driver string) {
-		if cluster == nil {
-			t.Skip(noPG)
-		}
-		proxy, err := pgtest.NewProxy(cluster.Addr())
+		proxy, err := pgtest.NewProxy(pgtest.Need(t).Addr())
 		if err != nil {
 			t.Fatal(err)
 		}

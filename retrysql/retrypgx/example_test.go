@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/seed-b8c8f69d/retry"
 	"github.com/seed-b8c8f69d/retry/retrysql"
+	"github.com/seed-b8c8f69d/retry/retrysql/internal/pgtest"
 	"github.com/seed-b8c8f69d/retry/retrysql/retrypgx"
 )
 
@@ -18,7 +19,7 @@ import (
 // caps the retries of every transaction on this database to 20% of them.
 func ExampleTx() {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, cluster.DSN())
+	pool, err := pgxpool.New(ctx, pgtest.Running().DSN())
 	if err != nil {
 		panic(err)
 	}

@@ -2,7 +2,6 @@ package retrypgx_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -12,26 +11,15 @@ import (
 	"github.com/seed-b8c8f69d/retry/retrysql/internal/pgtest"
 )
 
-var (
-	cluster *pgtest.Cluster
-	noPG    string
-)
-
 func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(pgtest.LeakChecked(m), 30, &cluster, &noPG))
+	os.Exit(pgtest.Main(m, 30))
 }
 
 // pool returns a pool on the cluster at addr (the cluster's when ""), closed
 // after the test, which also checks that no connection is left acquired.
 func pool(t testing.TB, addr string) *pgxpool.Pool {
 	t.Helper()
-	if cluster == nil {
-		t.Skip(noPG)
-	}
-	if addr == "" {
-		addr = cluster.Addr()
-	}
-	p, err := pgxpool.New(context.Background(), fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", addr))
+	p, err := pgxpool.New(context.Background(), pgtest.ConnString(t, addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +43,7 @@ func pool(t testing.TB, addr string) *pgxpool.Pool {
 // test, and returns its name.
 func table(t testing.TB, p *pgxpool.Pool, n int) string {
 	t.Helper()
-	name, create := pgtest.Accounts(n)
-	for _, q := range create {
-		exec(t, p, q)
-	}
-	t.Cleanup(func() { _, _ = p.Exec(context.Background(), "DROP TABLE "+name) })
-	return name
+	return pgtest.Accounts(t, n, func(q string) error { _, err := p.Exec(context.Background(), q); return err })
 }
 
 func exec(t testing.TB, p *pgxpool.Pool, q string, args ...any) {

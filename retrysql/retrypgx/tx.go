@@ -7,7 +7,6 @@ package retrypgx
 import (
 	"context"
 	"errors"
-	"reflect"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/seed-b8c8f69d/retry"
@@ -39,7 +38,7 @@ type DB interface {
 // given an IfValue. It is safe for concurrent use as far as db is (a
 // *pgxpool.Pool is, a *pgx.Conn is not).
 func Tx(ctx context.Context, db DB, s retry.Schedule, txOpts pgx.TxOptions, fn func(context.Context, pgx.Tx) error, opts ...retry.Option) error {
-	if db == nil || reflect.ValueOf(db).Kind() == reflect.Pointer && reflect.ValueOf(db).IsNil() {
+	if txrun.IsNil(db) {
 		panic("retrypgx: Tx: nil db")
 	}
 	if s == nil {

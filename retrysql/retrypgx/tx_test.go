@@ -72,10 +72,7 @@ func TestConnectionLostBeforeCommitRetried(t *testing.T) {
 }
 
 func TestCommitLostIsUnknown(t *testing.T) {
-	if cluster == nil {
-		t.Skip(noPG)
-	}
-	proxy, err := pgtest.NewProxy(cluster.Addr())
+	proxy, err := pgtest.NewProxy(pgtest.Need(t).Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

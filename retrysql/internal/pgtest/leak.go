@@ -8,10 +8,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-// LeakChecked runs m and then fails the run if any goroutine the tests
-// started (the runner's, the drivers', the proxies') is still there. Give it
-// to Main: the cluster itself runs until after this check.
-func LeakChecked(m *testing.M) func() int {
+// leakChecked runs m and then fails the run if any goroutine the tests
+// started (the runner's, the drivers', the proxies') is still there. Main
+// calls it: the cluster itself runs until after this check.
+func leakChecked(m *testing.M) func() int {
 	return func() int {
 		code := m.Run()
 		if code == 0 {

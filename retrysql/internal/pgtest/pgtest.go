@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,8 +34,12 @@ type Cluster struct {
 
 // DSN returns a connection string for the superuser postgres on the
 // database postgres.
-func (c *Cluster) DSN() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+func (c *Cluster) DSN() string { return dsn(c.Addr()) }
+
+// dsn is the connection string of the superuser postgres on the database
+// postgres at addr (host:port).
+func dsn(addr string) string {
+	return fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", addr)
 }
 
 // Addr returns the cluster's host:port.
@@ -202,39 +207,81 @@ func lastLine(b []byte) string {
 	return lines[len(lines)-1]
 }
 
-// Main runs the tests of a package that needs a cluster: it starts one,
-// stores it in *c (nil when none could be started; *skip then says why),
-// runs them and stops it. With CI set, a cluster that does not start fails
-// the run instead.
-func Main(run func() int, maxConns int, c **Cluster, skip *string) int {
+// The cluster of this test binary, started by Main: nil when none could be
+// started, and then noPG says why.
+var (
+	running *Cluster
+	noPG    string
+)
+
+// Main runs the tests of a package that needs a cluster: it starts one
+// allowing maxConns connections, runs m, fails the run if a goroutine the
+// tests started is left behind (see leakChecked), and stops the cluster.
+// Without a cluster the tests that need one skip (see Need), or, with CI
+// set, the run fails.
+func Main(m *testing.M, maxConns int) int {
+	run := leakChecked(m)
 	cl, err := Start(maxConns)
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			fmt.Fprintf(os.Stderr, "pgtest: CI is set and no PostgreSQL could be started: %v\n", err)
 			return 1
 		}
-		*skip = "no PostgreSQL could be started: " + err.Error()
-		fmt.Fprintln(os.Stderr, "pgtest: skipping the database tests:", *skip)
+		noPG = "no PostgreSQL could be started: " + err.Error()
+		fmt.Fprintln(os.Stderr, "pgtest: skipping the database tests:", noPG)
 		// The examples of Tx need the database and cannot skip: leave them out.
 		if f := flag.Lookup("test.skip"); f != nil && f.Value.String() == "" {
 			_ = f.Value.Set("^ExampleTx")
 		}
 		return run()
 	}
-	*c = cl
+	running = cl
 	defer cl.Stop()
 	return run()
 }
 
+// Running returns the cluster Main started, for the examples (which Main
+// leaves out when there is none).
+func Running() *Cluster { return running }
+
+// Need returns the cluster Main started, or skips t, saying why, when none
+// could be started.
+func Need(t testing.TB) *Cluster {
+	t.Helper()
+	if running == nil {
+		t.Skip(noPG)
+	}
+	return running
+}
+
+// ConnString returns a connection string for the superuser postgres on the
+// database postgres at addr (host:port: a Proxy in front of the cluster), or
+// on the cluster itself when addr is "". It skips t as Need does.
+func ConnString(t testing.TB, addr string) string {
+	t.Helper()
+	c := Need(t)
+	if addr == "" {
+		addr = c.Addr()
+	}
+	return dsn(addr)
+}
+
 var tables atomic.Int32
 
-// Accounts returns the name of a new table of n accounts (id, balance),
-// each with a balance of 100, unique to this process, and the statements
-// that create it.
-func Accounts(n int) (name string, create []string) {
-	name = fmt.Sprintf("acct_%d_%d", os.Getpid(), tables.Add(1))
-	return name, []string{
+// Accounts creates, through exec, a table of n accounts (id, balance), each
+// with a balance of 100, named uniquely in this process, drops it after t,
+// and returns its name.
+func Accounts(t testing.TB, n int, exec func(q string) error) string {
+	t.Helper()
+	name := fmt.Sprintf("acct_%d_%d", os.Getpid(), tables.Add(1))
+	for _, q := range []string{
 		"CREATE TABLE " + name + " (id int PRIMARY KEY, balance int NOT NULL)",
 		fmt.Sprintf("INSERT INTO %s SELECT g, 100 FROM generate_series(1, %d) g", name, n),
+	} {
+		if err := exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
+	t.Cleanup(func() { _ = exec("DROP TABLE " + name) })
+	return name
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/seed-b8c8f69d/retry"
 )
@@ -26,6 +27,16 @@ type Ops[T any] struct {
 	// CommitUnknown is the sentinel of a COMMIT whose outcome is unknown
 	// (retrysql.ErrCommitUnknown).
 	CommitUnknown error
+}
+
+// IsNil reports whether db, the DB a caller gave Tx, is nil or a nil pointer
+// in an interface.
+func IsNil(db any) bool {
+	if db == nil {
+		return true
+	}
+	v := reflect.ValueOf(db)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Run calls fn in a fresh transaction per attempt, on the schedule s and the
@@ -87,11 +98,9 @@ func beforeCommit(ctx context.Context, err error) error {
 		return retry.Permanent(err)
 	}
 	switch code := SQLState(err); {
-	case code == SerializationFailure, code == DeadlockDetected:
+	case code == SerializationFailure, code == DeadlockDetected, ConnectionLost(code):
 		return err
-	case code != "" && !ConnectionLost(code):
-		return retry.Permanent(err)
-	case code != "", ConnectionFailure(err):
+	case code == "" && ConnectionFailure(err):
 		return err
 	}
 	return retry.Permanent(err)
