@@ -278,8 +278,9 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 	return resp, failed, nil
 }
 
-// hooks calls PrepareRetry, on a retry (n > 1), and OnAttempt with req, the
-// request about to be sent as attempt n, and returns PrepareRetry's error. If
+// hooks calls PrepareRetry, on a retry (n > 1, whose req has a Header of its
+// own), and OnAttempt with req, the request about to be sent as attempt n,
+// and returns PrepareRetry's error. If
 // that fails or either panics, it closes the body req would have sent and
 // releases cancel, if not nil: nothing of the attempt outlives it.
 func (c *call) hooks(req *http.Request, n int, cancel context.CancelFunc) error {
@@ -296,11 +297,9 @@ func (c *call) hooks(req *http.Request, n int, cancel context.CancelFunc) error 
 		}
 	}()
 	if n > 1 && t.PrepareRetry != nil {
-		// The copy gets its own Header, so that PrepareRetry can change it
-		// without touching the caller's request.
-		if req.Header = req.Header.Clone(); req.Header == nil {
-			req.Header = make(http.Header)
-		}
+		// The copy already has its own Header (withPreviousAttempts made
+		// it), so PrepareRetry can change it without touching the
+		// caller's request.
 		if err := t.PrepareRetry(req); err != nil {
 			return err
 		}
