@@ -24,7 +24,7 @@ type call struct {
 	fn       func(context.Context) (*http.Response, error) // c.attempt, bound once
 	fnOnce   func(context.Context) (*http.Response, error) // c.attemptOnce, bound once
 	fnJudged func(context.Context) (*http.Response, error) // c.attemptJudged, bound once
-	opts     []retry.Option                                // the options of a request with a Throttle or Breaker, a buffer kept across uses
+	opts     []retry.Option                                // the options of a request with a Throttle, Breaker or Limiter, a buffer kept across uses
 }
 
 func newCall() *call {
@@ -93,10 +93,11 @@ func (c *call) attemptOnce(actx context.Context) (*http.Response, error) {
 	return resp, nil
 }
 
-// attemptJudged is attemptOnce for a request to a host with a Throttle or
-// Breaker: a response whose status RetryStatus accepts, and an error that
-// RetryError accepts, are marked as a server's request not to retry, which
-// ends the call at once, as Permanent does, but counts as a failure.
+// attemptJudged is attemptOnce for a request to a host with a Throttle,
+// Breaker or Limiter: a response whose status RetryStatus accepts, and an
+// error that RetryError accepts, are marked as a server's request not to
+// retry, which ends the call at once, as Permanent does, but counts as a
+// failure.
 func (c *call) attemptJudged(actx context.Context) (*http.Response, error) {
 	resp, err := c.sendOnce(actx)
 	switch {
