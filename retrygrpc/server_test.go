@@ -3,7 +3,6 @@ package retrygrpc_test
 import (
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -26,30 +24,10 @@ import (
 // server, and the given dial options on the client.
 func startShed(tb testing.TB, s *server, sh *retryserver.Shedder, opts ...grpc.DialOption) *grpc.ClientConn {
 	tb.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.UnaryInterceptor(retrygrpc.UnaryServerInterceptor(sh)),
-		grpc.StreamInterceptor(retrygrpc.StreamServerInterceptor(sh)))
-	healthpb.RegisterHealthServer(srv, s)
-	srv.RegisterService(&echoDesc, s)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(lis)
-	}()
-	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDisableRetry()}, opts...)
-	cc, err := grpc.NewClient("passthrough:///"+lis.Addr().String(), opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		cc.Close()
-		srv.Stop()
-		<-served
-	})
-	return cc
+	return startServer(tb, s, []grpc.ServerOption{
+		grpc.UnaryInterceptor(retrygrpc.UnaryServerInterceptor(sh)),
+		grpc.StreamInterceptor(retrygrpc.StreamServerInterceptor(sh)),
+	}, opts...)
 }
 
 // eventually polls cond every millisecond for up to 10 s, for what the
