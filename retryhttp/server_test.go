@@ -308,6 +308,11 @@ func TestHandlerRefusal(t *testing.T) {
 		if rec.Code != 503 || rec.Header().Get("Retry-After") != "" {
 			t.Errorf("a passed deadline: %d %v, want 503 without Retry-After", rec.Code, rec.Header())
 		}
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil).WithContext(dctx))
+		if rec.Code != 503 || rec.Header().Get("Retry-After") != "" {
+			t.Errorf("a passed deadline, its context done: %d %v, want 503 without Retry-After", rec.Code, rec.Header())
+		}
 	})
 }
 
