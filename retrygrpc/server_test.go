@@ -257,3 +257,19 @@ func TestServerInterceptorsPanicOnNil(t *testing.T) {
 		})
 	}
 }
+
+// TestUnaryServerInterceptorAllocs checks that a first attempt admitted at
+// once and served costs the interceptor no allocation.
+func TestUnaryServerInterceptorAllocs(t *testing.T) {
+	ic := retrygrpc.UnaryServerInterceptor(retryserver.New())
+	ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("user-agent", "test"))
+	handler := func(context.Context, any) (any, error) { return nil, nil }
+	info := &grpc.UnaryServerInfo{FullMethod: checkMethod}
+	if n := testing.AllocsPerRun(1000, func() {
+		if _, err := ic(ctx, nil, info, handler); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per call served, want 0", n)
+	}
+}
