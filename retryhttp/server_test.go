@@ -384,3 +384,14 @@ func mustRequest(t *testing.T, url string) *http.Request {
 	}
 	return req
 }
+
+// TestHandlerAllocs checks that a first attempt admitted at once and served
+// costs NewHandler no allocation.
+func TestHandlerAllocs(t *testing.T) {
+	h := retryhttp.NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), retryserver.New())
+	w := &discardWriter{h: http.Header{}}
+	r := httptest.NewRequest("GET", "/", nil)
+	if n := testing.AllocsPerRun(1000, func() { h.ServeHTTP(w, r) }); n != 0 {
+		t.Errorf("%v allocations per request served, want 0", n)
+	}
+}
