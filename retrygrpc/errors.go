@@ -48,7 +48,7 @@ func (c *config) mark(ctx, actx context.Context, err error, trailer metadata.MD)
 		if c.gated() && overload(code) {
 			// Not retried, but not the target's answer either: a refused
 			// pushback ends the call as Permanent does and counts as a
-			// failure for the Throttle and Breaker.
+			// failure for the Throttle, Breaker and Limiter.
 			return retry.RetryAfter(err, -1)
 		}
 		return retry.Permanent(err)

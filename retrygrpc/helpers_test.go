@@ -106,11 +106,17 @@ const (
 // closed when the test ends.
 func start(tb testing.TB, s *server, opts ...grpc.DialOption) *grpc.ClientConn {
 	tb.Helper()
+	return startServer(tb, s, nil, opts...)
+}
+
+// startServer is start with the given server options.
+func startServer(tb testing.TB, s *server, srvOpts []grpc.ServerOption, opts ...grpc.DialOption) *grpc.ClientConn {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(srvOpts...)
 	healthpb.RegisterHealthServer(srv, s)
 	srv.RegisterService(&echoDesc, s)
 	served := make(chan struct{})

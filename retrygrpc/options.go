@@ -256,7 +256,7 @@ func (c *config) optsFor(cc *grpc.ClientConn) []retry.Option {
 }
 
 // overload reports whether code is the server failing or shedding load,
-// which a Throttle or Breaker does not count as an answer.
+// which a Throttle, Breaker or Limiter does not count as an answer.
 func overload(code codes.Code) bool {
 	return code == codes.Unavailable || code == codes.DeadlineExceeded || code == codes.ResourceExhausted
 }

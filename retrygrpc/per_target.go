@@ -3,9 +3,9 @@ package retrygrpc
 import "sync"
 
 // perTarget keeps the value that newValue returned for each target, made the
-// first time the target is asked for. One is made by each Throttle or
-// Breaker Option and shared by every interceptor built from it, so that one
-// Option means one Throttle or Breaker per target. It is safe for
+// first time the target is asked for. One is made by each Throttle, Breaker
+// or Limiter Option and shared by every interceptor built from it, so that
+// one Option means one value per target. It is safe for
 // concurrent use.
 type perTarget[T any] struct {
 	newValue func(target string) *T

@@ -3,7 +3,6 @@ package retrygrpc_test
 import (
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -26,30 +24,10 @@ import (
 // server, and the given dial options on the client.
 func startShed(tb testing.TB, s *server, sh *retryserver.Shedder, opts ...grpc.DialOption) *grpc.ClientConn {
 	tb.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := grpc.NewServer(grpc.UnaryInterceptor(retrygrpc.UnaryServerInterceptor(sh)),
-		grpc.StreamInterceptor(retrygrpc.StreamServerInterceptor(sh)))
-	healthpb.RegisterHealthServer(srv, s)
-	srv.RegisterService(&echoDesc, s)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(lis)
-	}()
-	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDisableRetry()}, opts...)
-	cc, err := grpc.NewClient("passthrough:///"+lis.Addr().String(), opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		cc.Close()
-		srv.Stop()
-		<-served
-	})
-	return cc
+	return startServer(tb, s, []grpc.ServerOption{
+		grpc.UnaryInterceptor(retrygrpc.UnaryServerInterceptor(sh)),
+		grpc.StreamInterceptor(retrygrpc.StreamServerInterceptor(sh)),
+	}, opts...)
 }
 
 // eventually polls cond every millisecond for up to 10 s, for what the
@@ -277,5 +255,21 @@ func TestServerInterceptorsPanicOnNil(t *testing.T) {
 			}()
 			f()
 		})
+	}
+}
+
+// TestUnaryServerInterceptorAllocs checks that a first attempt admitted at
+// once and served costs the interceptor no allocation.
+func TestUnaryServerInterceptorAllocs(t *testing.T) {
+	ic := retrygrpc.UnaryServerInterceptor(retryserver.New())
+	ctx := metadata.NewIncomingContext(t.Context(), metadata.Pairs("user-agent", "test"))
+	handler := func(context.Context, any) (any, error) { return nil, nil }
+	info := &grpc.UnaryServerInfo{FullMethod: checkMethod}
+	if n := testing.AllocsPerRun(1000, func() {
+		if _, err := ic(ctx, nil, info, handler); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per call served, want 0", n)
 	}
 }

@@ -375,11 +375,21 @@ func Backoff(initial, maxBackoff time.Duration, multiplier float64, n int) retry
 	return func(yield func(time.Duration) bool) {
 		cur := float64(initial)
 		for range n {
-			bound := time.Duration(min(cur, float64(maxBackoff)))
-			if !yield(time.Duration(rand.Int64N(int64(bound) + 1))) {
+			// Compared as floats, converted only when below maxBackoff:
+			// float64(maxBackoff) may round up to 2⁶³, which no Duration
+			// holds.
+			bound := maxBackoff
+			if cur < float64(maxBackoff) {
+				bound = min(time.Duration(cur), maxBackoff)
+			}
+			d := rand.Int64() // [0, 2⁶³-1]: the whole range, for a bound that saturated
+			if bound < math.MaxInt64 {
+				d = rand.Int64N(int64(bound) + 1)
+			}
+			if !yield(time.Duration(d)) {
 				return
 			}
-			cur *= multiplier // never above maxBackoff once min'd; an overflow to +Inf stays above it
+			cur *= multiplier // an overflow to +Inf stays at or above maxBackoff
 		}
 	}
 }

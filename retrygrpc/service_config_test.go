@@ -3,6 +3,7 @@ package retrygrpc_test
 import (
 	"context"
 	"io"
+	"math"
 	"net"
 	"slices"
 	"sync"
@@ -316,6 +317,22 @@ func TestBackoff(t *testing.T) {
 				t.Errorf("delay %d: %v above %v", i+1, d, bound)
 			}
 			i++
+		}
+	})
+	t.Run("the largest bounds", func(t *testing.T) {
+		// A service config's durations saturate at the largest Duration:
+		// its delays must neither panic nor go negative.
+		for _, initial := range []time.Duration{time.Second, math.MaxInt64 - 1000, math.MaxInt64} {
+			n := 0
+			for d := range retrygrpc.Backoff(initial, math.MaxInt64, 2, 80) {
+				if d < 0 {
+					t.Fatalf("Backoff(%v, max): delay %d is %v", initial, n+1, d)
+				}
+				n++
+			}
+			if n != 80 {
+				t.Errorf("Backoff(%v, max): %d delays, want 80", initial, n)
+			}
 		}
 	})
 	t.Run("early break", func(t *testing.T) {

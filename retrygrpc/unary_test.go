@@ -527,18 +527,32 @@ func TestUnaryReplayLimit(t *testing.T) {
 // object in the interceptor and no more: the call options with
 // grpc.Trailer that it hands to gRPC, made afresh for each attempt because
 // gRPC may read them after the invoker returned (see extra in unary.go).
-// Everything else is recycled or on the stack.
+// Everything else is recycled or on the stack, also the options of a
+// target with a Throttle, Breaker and Limiter of its own.
 func TestUnaryAllocs(t *testing.T) {
-	ic := retrygrpc.UnaryClientInterceptor(retry.Constant(time.Second).Take(3),
-		retrygrpc.With(retry.WithBudget(retry.NewBudget(0.1, 10))))
-	invoker := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error { return nil }
-	ctx := t.Context()
-	if n := testing.AllocsPerRun(1000, func() {
-		if err := ic(ctx, checkMethod, nil, nil, nil, invoker); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 1 {
-		t.Errorf("%v allocations per successful call, want 1", n)
+	budget := retrygrpc.With(retry.WithBudget(retry.NewBudget(0.1, 10)))
+	for _, tt := range []struct {
+		name string
+		opts []retrygrpc.Option
+	}{
+		{"a Budget", []retrygrpc.Option{budget}},
+		{"a Throttle, Breaker and Limiter per target", []retrygrpc.Option{budget,
+			retrygrpc.Throttle(func(string) *retry.Throttle { return retry.NewThrottle() }),
+			retrygrpc.Breaker(func(string) *retry.Breaker { return retry.NewBreaker() }),
+			retrygrpc.Limiter(func(string) *retry.Limiter { return retry.NewLimiter() })}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ic := retrygrpc.UnaryClientInterceptor(retry.Constant(time.Second).Take(3), tt.opts...)
+			invoker := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error { return nil }
+			ctx := t.Context()
+			if n := testing.AllocsPerRun(1000, func() {
+				if err := ic(ctx, checkMethod, nil, nil, nil, invoker); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 1 {
+				t.Errorf("%v allocations per successful call, want 1", n)
+			}
+		})
 	}
 }
 

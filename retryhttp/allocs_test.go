@@ -41,6 +41,8 @@ func TestAllocs(t *testing.T) {
 	perHost := retryhttp.NewTransport(base, nil)
 	perHost.Breaker = retryhttp.PerHost(func(string) *retry.Breaker { return retry.NewBreaker() })
 	perHost.Throttle = retryhttp.PerHost(func(string) *retry.Throttle { return retry.NewThrottle() })
+	limited := retryhttp.NewTransport(base, nil)
+	limited.Limiter = retryhttp.PerHost(func(string) *retry.Limiter { return retry.NewLimiter() })
 	for _, tt := range []struct {
 		name string
 		rt   *retryhttp.Transport
@@ -54,6 +56,7 @@ func TestAllocs(t *testing.T) {
 		{"hooks", hooks, get},
 		{"hooks, sent once", hooks, post},
 		{"a Breaker and a Throttle per host", perHost, get},
+		{"a Limiter per host", limited, get},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(100, func() {

@@ -24,7 +24,7 @@ type call struct {
 	fn       func(context.Context) (*http.Response, error) // c.attempt, bound once
 	fnOnce   func(context.Context) (*http.Response, error) // c.attemptOnce, bound once
 	fnJudged func(context.Context) (*http.Response, error) // c.attemptJudged, bound once
-	opts     []retry.Option                                // the options of a request with a Throttle or Breaker, a buffer kept across uses
+	opts     []retry.Option                                // the options of a request with a Throttle, Breaker or Limiter, a buffer kept across uses
 }
 
 func newCall() *call {
@@ -93,10 +93,11 @@ func (c *call) attemptOnce(actx context.Context) (*http.Response, error) {
 	return resp, nil
 }
 
-// attemptJudged is attemptOnce for a request to a host with a Throttle or
-// Breaker: a response whose status RetryStatus accepts, and an error that
-// RetryError accepts, are marked as a server's request not to retry, which
-// ends the call at once, as Permanent does, but counts as a failure.
+// attemptJudged is attemptOnce for a request to a host with a Throttle,
+// Breaker or Limiter: a response whose status RetryStatus accepts, and an
+// error that RetryError accepts, are marked as a server's request not to
+// retry, which ends the call at once, as Permanent does, but counts as a
+// failure.
 func (c *call) attemptJudged(actx context.Context) (*http.Response, error) {
 	resp, err := c.sendOnce(actx)
 	switch {
@@ -278,8 +279,9 @@ func (c *call) send(actx context.Context, n int, body io.ReadCloser, judge, race
 	return resp, failed, nil
 }
 
-// hooks calls PrepareRetry, on a retry (n > 1), and OnAttempt with req, the
-// request about to be sent as attempt n, and returns PrepareRetry's error. If
+// hooks calls PrepareRetry, on a retry (n > 1, whose req has a Header of its
+// own), and OnAttempt with req, the request about to be sent as attempt n,
+// and returns PrepareRetry's error. If
 // that fails or either panics, it closes the body req would have sent and
 // releases cancel, if not nil: nothing of the attempt outlives it.
 func (c *call) hooks(req *http.Request, n int, cancel context.CancelFunc) error {
@@ -296,11 +298,9 @@ func (c *call) hooks(req *http.Request, n int, cancel context.CancelFunc) error 
 		}
 	}()
 	if n > 1 && t.PrepareRetry != nil {
-		// The copy gets its own Header, so that PrepareRetry can change it
-		// without touching the caller's request.
-		if req.Header = req.Header.Clone(); req.Header == nil {
-			req.Header = make(http.Header)
-		}
+		// The copy already has its own Header (withPreviousAttempts made
+		// it), so PrepareRetry can change it without touching the
+		// caller's request.
 		if err := t.PrepareRetry(req); err != nil {
 			return err
 		}

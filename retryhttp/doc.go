@@ -19,11 +19,12 @@
 //	client := retryhttp.NewClient(nil) // the default schedule: 4 retries with jittered backoff
 //	resp, err := client.Get(url)
 //
-// Every retry.Option but IfValue works: WithClock, If, OnRetry, OnDone,
-// WithBudget, MaxPushback, MaxElapsed, MaxRetriesIf, WithLatency and
-// AttemptTimeout (ShouldRetry, not IfValue, judges responses). Under a Transport, AttemptTimeout bounds each attempt
-// up to the arrival of the response headers; the body of the response
-// returned to the caller lives under the caller's context alone.
+// NewTransport and NewClient take the retry.Options that the retry
+// package's table "Options and entry points" lists for them, and panic on
+// IfValue (ShouldRetry, not IfValue, judges responses), OnDiscard and
+// OnHedgeDone. Under a Transport, AttemptTimeout bounds each attempt up to
+// the arrival of the response headers; the body of the response returned to
+// the caller lives under the caller's context alone.
 //
 // A Transport's fields hook into each request: ShouldRetry decides what to
 // retry from the whole response (PeekBody lets it read the start of the body

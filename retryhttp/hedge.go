@@ -36,8 +36,9 @@ import (
 // or a 404 wins, and RoundTrip returns it at once, its body readable until it
 // is closed or read to the end. A copy that fails in a way the Transport
 // would retry (a 503, a reset connection, its own retry.AttemptTimeout)
-// starts the next one at once, using up a delay of s; any other failure ends
-// the race. If no copy wins, RoundTrip returns, as a retrying Transport does,
+// starts the next one at once, using up a delay of s, unless its response
+// carries ShouldRetryHeader "false": then no more copies start, and those
+// outstanding go on. Any other failure ends the race. If no copy wins, RoundTrip returns, as a retrying Transport does,
 // the latest failure: the failed response itself, body intact, or the base's
 // error as it is; or, once the request's context is done, its cause.
 //
@@ -189,7 +190,8 @@ func (t *Transport) race(base http.RoundTripper, req, tmpl *http.Request, sent *
 // attempt sends one request of the race, for retry.Hedge: it returns the
 // response on success and otherwise a nil response and an error: the base's
 // (marked Permanent if it is not worth another request), a *StatusError for
-// a failed response, errAttemptTimeout, or a Permanent error of GetBody or
+// a failed response (marked with a negative pushback if it carries
+// ShouldRetryHeader "false"), errAttemptTimeout, or a Permanent error of GetBody or
 // PrepareRetry. It records every failure first (see fail).
 func (r *race) attempt(actx context.Context) (*http.Response, error) {
 	r.mu.Lock()
@@ -227,6 +229,11 @@ func (r *race) attempt(actx context.Context) (*http.Response, error) {
 	}
 	se := r.statusError(resp)
 	r.fail(actx, se)
+	if noRetry(resp) {
+		// The server asks not to be retried: no more copies start, and
+		// those outstanding go on.
+		return nil, retry.RetryAfter(se, -1)
+	}
 	return nil, se
 }
 

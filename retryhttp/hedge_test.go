@@ -92,6 +92,8 @@ func TestHedgeTimings(t *testing.T) {
 		{"a 404 is not worth another request: it wins", retry.Constant(d).Take(2), []http.HandlerFunc{status(404), status(200)}, 0, 1, "attempt 1", 404, 0},
 		{"every request failed: the latest failure", retry.Constant(time.Hour).Take(2), []http.HandlerFunc{status(503), status(500), status(502)}, 0, 3, "attempt 3", 502, 0},
 		{"the latest failure is the one returned", retry.Constant(d).Take(1), []http.HandlerFunc{after(3*d, 503), after(d, 500)}, 3 * d, 2, "attempt 1", 503, 0},
+		{"X-Should-Retry: false starts no more", retry.Constant(time.Hour).Take(2), []http.HandlerFunc{status(503, ShouldRetryHeader, "false"), status(200)}, 0, 1, "attempt 1", 503, 0},
+		{"X-Should-Retry: false: those outstanding go on", retry.Constant(d).Take(2), []http.HandlerFunc{after(3 * d), status(503, ShouldRetryHeader, "false"), status(200)}, 3 * d, 2, "attempt 1", 200, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -44,10 +44,7 @@ func withPushback(err error, h http.Header) error {
 	}
 	if v := h.Get("Retry-After"); v != "" {
 		if ra, ok := parseRetryAfter(v); ok {
-			if ra.absolute {
-				return retry.RetryAt(err, ra.at)
-			}
-			return retry.RetryAfter(err, ra.delay)
+			return ra.mark(err)
 		}
 	}
 	if rl := h.Values(headerRateLimit); len(rl) > 0 {
@@ -61,10 +58,7 @@ func withPushback(err error, h http.Header) error {
 	}
 	if v != "" && !quotaLeft(h.Get(headerXRemaining)) {
 		if ra, ok := parseReset(v); ok {
-			if ra.absolute {
-				return retry.RetryAt(err, ra.at)
-			}
-			return retry.RetryAfter(err, ra.delay)
+			return ra.mark(err)
 		}
 	}
 	return err

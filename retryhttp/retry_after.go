@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/seed-b8c8f69d/retry"
 )
 
 // A retryAfter is a parsed Retry-After header value: a delay, or a point in
@@ -13,6 +15,14 @@ type retryAfter struct {
 	delay    time.Duration // never negative
 	at       time.Time
 	absolute bool
+}
+
+// mark marks err with the wait ra asks for.
+func (ra retryAfter) mark(err error) error {
+	if ra.absolute {
+		return retry.RetryAt(err, ra.at)
+	}
+	return retry.RetryAfter(err, ra.delay)
 }
 
 // maxSeconds is the largest number of seconds that fits a Duration.

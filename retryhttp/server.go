@@ -1,6 +1,7 @@
 package retryhttp
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -18,8 +19,9 @@ import (
 // has no finer unit), or, when the Shedder sheds hard, no Retry-After and
 // ShouldRetryHeader "false". A request whose context has ended before it
 // could start (its client has gone, or a deadline set by middleware above
-// has passed) is not served: it gets nothing if its client has gone, and a
-// 503 without Retry-After if only its deadline has passed.
+// has passed) is not served: it gets nothing if its client has gone (its
+// context is cancelled), and a 503 without Retry-After if only its deadline
+// has passed.
 //
 // h runs on the request's goroutine with the ResponseWriter as net/http
 // gave it, so flushing, hijacking and http.ResponseController work as
@@ -52,8 +54,10 @@ func (sh *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &rf):
 			refuse(w, rf.Pushback)
-		case ctx.Err() == nil:
-			// Only a deadline that passed: the client may still listen.
+		case !errors.Is(ctx.Err(), context.Canceled):
+			// Only a deadline that passed (whether or not the context
+			// has been told yet): the client may still listen, and
+			// must not take silence for a 200.
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		return

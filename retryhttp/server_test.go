@@ -308,6 +308,11 @@ func TestHandlerRefusal(t *testing.T) {
 		if rec.Code != 503 || rec.Header().Get("Retry-After") != "" {
 			t.Errorf("a passed deadline: %d %v, want 503 without Retry-After", rec.Code, rec.Header())
 		}
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil).WithContext(dctx))
+		if rec.Code != 503 || rec.Header().Get("Retry-After") != "" {
+			t.Errorf("a passed deadline, its context done: %d %v, want 503 without Retry-After", rec.Code, rec.Header())
+		}
 	})
 }
 
@@ -378,4 +383,15 @@ func mustRequest(t *testing.T, url string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// TestHandlerAllocs checks that a first attempt admitted at once and served
+// costs NewHandler no allocation.
+func TestHandlerAllocs(t *testing.T) {
+	h := retryhttp.NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), retryserver.New())
+	w := &discardWriter{h: http.Header{}}
+	r := httptest.NewRequest("GET", "/", nil)
+	if n := testing.AllocsPerRun(1000, func() { h.ServeHTTP(w, r) }); n != 0 {
+		t.Errorf("%v allocations per request served, want 0", n)
+	}
 }

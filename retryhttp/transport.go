@@ -369,7 +369,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) roundTrip(req *http.Request, sent *int) (*http.Response, error) {
 	if req.URL == nil {
 		// As http.Transport answers it, before anything reads the URL
-		// (the Throttle and Breaker are keyed by its Host).
+		// (the Throttle, Breaker and Limiter are keyed by its Host).
 		if req.Body != nil {
 			req.Body.Close()
 		}
@@ -508,8 +508,8 @@ func (t *Transport) drainLimit() int64 {
 // returns: the last attempt's response or error, or the context's error.
 func (c *call) result(ctx context.Context, err error) (*http.Response, error) {
 	if c.n == 0 {
-		// The context ended before the first attempt, or a Throttle or
-		// Breaker did not let it through: nothing reached the base, so
+		// The context ended before the first attempt, or a Throttle,
+		// Breaker or Limiter did not let it through: nothing reached the base, so
 		// closing the body is up to us (the template's closes the
 		// caller's, unless buffering already has).
 		if c.tmpl.Body != nil {

@@ -3,7 +3,8 @@ package retryserver
 import "time"
 
 // maxRefusalPushback bounds every pushback: the client's own default bound
-// (retry.maxRefusalPushback), beyond which a longer wait would be cut anyway.
+// (retry.MaxPushback's default), beyond which a client would give up
+// (retry.ErrPushbackTooLong) rather than wait.
 const maxRefusalPushback = time.Minute
 
 // Rules is the state of a Shedder's rules for one queue, with no clock and
@@ -100,7 +101,7 @@ func (r *Rules) Served(d time.Duration) {
 	r.service += (d - r.service) / 8 // an exponential moving average, weight 1/8
 }
 
-// VerdictRefuse counts a refusal at now and returns its pushback: -1 ("do not
+// Refuse counts a refusal at now and returns its pushback: -1 ("do not
 // retry") when the last full window refused at least half its arrivals;
 // otherwise the time that queued requests plus the refused one take to be
 // served slots at a time, at the average service time (Target each before
